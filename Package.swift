@@ -1,0 +1,153 @@
+// swift-tools-version:6.0
+// qiblad — a Qibla compass service for Linux devices.
+//
+// Shape (arrows point inwards only):
+//   QiblaCore            pure math, no I/O (Sources/QiblaCore)
+//   adapters             one module per outside world (Sources/Adapters/*, Sources/CLibraries/*)
+//   QiblaSimulator       fake IIO devices driven by QiblaCore (Sources/Simulator)
+//   qiblad / qiblactl    executables: wiring only
+import PackageDescription
+
+let strict: [SwiftSetting] = [
+    .swiftLanguageMode(.v6),
+]
+
+/// Release builds link the Swift runtime statically so the daemon has no toolchain dependency on a phone.
+let staticStdlib: [LinkerSetting] = [
+    .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+]
+
+let package = Package(
+    name: "qiblad",
+    products: [
+        .executable(name: "qiblad", targets: ["qiblad"]),
+        .executable(name: "qiblactl", targets: ["qiblactl"]),
+        .executable(name: "qibla-sim", targets: ["qibla-sim"]),
+        .executable(name: "qibla-bench", targets: ["qibla-bench"]),
+        .library(name: "QiblaCore", targets: ["QiblaCore"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+    ],
+    targets: [
+        // MARK: Pure math
+        .target(name: "QiblaCore", path: "Sources/QiblaCore", swiftSettings: strict),
+
+        // MARK: C libraries (one shim each)
+        .systemLibrary(
+            name: "CDBus", path: "Sources/CLibraries/CDBus", pkgConfig: "dbus-1",
+            providers: [.apt(["libdbus-1-dev"])]),
+        .systemLibrary(
+            name: "CGPS", path: "Sources/CLibraries/CGPS", pkgConfig: "libgps",
+            providers: [.apt(["libgps-dev"])]),
+
+        .systemLibrary(name: "CLinux", path: "Sources/CLibraries/CLinux"),
+
+        // MARK: Adapters (thin I/O around QiblaCore)
+        .target(
+            name: "QiblaEventLoop",
+            dependencies: ["CLinux", .product(name: "SystemPackage", package: "swift-system")],
+            path: "Sources/Adapters/EventLoop",
+            swiftSettings: strict),
+        .target(
+            name: "QiblaDBus",
+            dependencies: ["CDBus", "QiblaEventLoop"],
+            path: "Sources/Adapters/DBus",
+            swiftSettings: strict),
+        .target(
+            name: "QiblaGPSD",
+            dependencies: [
+                "CGPS", "QiblaCore", "QiblaEventLoop",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Adapters/GPSD",
+            swiftSettings: strict),
+        .target(
+            name: "QiblaIIO",
+            dependencies: [
+                "QiblaCore", "QiblaEventLoop",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Adapters/IIO",
+            swiftSettings: strict),
+        .target(
+            name: "QiblaState",
+            dependencies: [
+                "QiblaCore",
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Adapters/State",
+            swiftSettings: strict),
+
+        // MARK: Simulator (test asset and demo engine)
+        .target(
+            name: "QiblaSimulator",
+            dependencies: [
+                "QiblaCore",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Sources/Simulator",
+            swiftSettings: strict),
+
+        // MARK: Executables (wiring only)
+        .executableTarget(
+            name: "qiblad",
+            dependencies: [
+                "QiblaCore", "QiblaEventLoop", "QiblaDBus", "QiblaGPSD", "QiblaIIO", "QiblaState",
+                "QiblaSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "SystemPackage", package: "swift-system"),
+            ],
+            path: "Sources/qiblad",
+            swiftSettings: strict, linkerSettings: staticStdlib),
+        .executableTarget(
+            name: "qiblactl",
+            dependencies: [
+                "QiblaCore", "QiblaDBus", "QiblaEventLoop",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/qiblactl",
+            swiftSettings: strict, linkerSettings: staticStdlib),
+        .executableTarget(
+            name: "qibla-sim",
+            dependencies: [
+                "QiblaCore", "QiblaSimulator",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/qibla-sim",
+            swiftSettings: strict),
+        .executableTarget(
+            name: "qibla-bench",
+            dependencies: [
+                "QiblaCore",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            path: "Sources/qibla-bench",
+            swiftSettings: strict),
+
+        // MARK: Tests
+        .target(
+            name: "TestSupport",
+            dependencies: [.product(name: "SystemPackage", package: "swift-system")],
+            path: "Tests/TestSupport",
+            swiftSettings: strict),
+        .testTarget(
+            name: "QiblaCoreTests", dependencies: ["QiblaCore", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaSimulator", "QiblaCore", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "QiblaGPSDTests", dependencies: ["QiblaGPSD", "QiblaEventLoop", "TestSupport"], swiftSettings: strict),
+        .testTarget(
+            name: "QiblaDBusTests", dependencies: ["QiblaDBus", "QiblaEventLoop", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "IntegrationTests",
+            dependencies: ["QiblaCore", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"], swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,1 @@
+// The libdbus-1 wrapper lands here (issue 3).

@@ -1,0 +1,198 @@
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Synchronization
+import SystemPackage
+
+/// A single-threaded `poll(2)` reactor: the one thread that owns the D-Bus connection, the gpsd
+/// socket and the IIO buffer file descriptors.
+///
+/// - Everything except ``post(_:)`` and ``stop()`` must be called on the loop's own thread (from
+///   inside a handler, or before ``run()`` starts).
+/// - Other threads (the sysfs polling thread, signal handling) hand work over with ``post(_:)``,
+///   which writes to an `eventfd` so the loop wakes at once.
+/// - With no timers armed the loop sleeps in `poll(…, -1)`: zero wakeups when idle.
+public final class EventLoop: @unchecked Sendable {
+    /// Identifies a registered watch or timer, for removal.
+    public struct Token: Hashable, Sendable {
+        fileprivate let raw: UInt64
+    }
+
+    /// Readiness a watch waits for; `poll(2)`'s `POLLIN` and `POLLOUT`.
+    public struct Interest: OptionSet, Sendable {
+        public let rawValue: Int16
+        public init(rawValue: Int16) { self.rawValue = rawValue }
+        public static let readable = Interest(rawValue: Int16(POLLIN))
+        public static let writable = Interest(rawValue: Int16(POLLOUT))
+    }
+
+    /// What `poll(2)` reported for a watch. `hangup`/`error` are reported even when not asked for.
+    public struct Readiness: OptionSet, Sendable {
+        public let rawValue: Int16
+        public init(rawValue: Int16) { self.rawValue = rawValue }
+        public static let readable = Readiness(rawValue: Int16(POLLIN))
+        public static let writable = Readiness(rawValue: Int16(POLLOUT))
+        public static let error = Readiness(rawValue: Int16(POLLERR))
+        public static let hangup = Readiness(rawValue: Int16(POLLHUP))
+        public static let invalid = Readiness(rawValue: Int16(POLLNVAL))
+    }
+
+    private struct Watch {
+        var fd: FileDescriptor
+        var interest: Interest
+        var handler: (Readiness) -> Void
+    }
+
+    private struct Timer {
+        var deadline: ContinuousClock.Instant
+        var interval: Duration?
+        var handler: () -> Void
+    }
+
+    private var watches: [UInt64: Watch] = [:]
+    private var timers: [UInt64: Timer] = [:]
+    /// Handlers run just before the loop goes to sleep in `poll` (libdbus dispatch, libgps buffered data).
+    private var beforeSleep: [UInt64: () -> Void] = [:]
+    private var nextToken: UInt64 = 1
+    private let wakeup: EventFD
+    private let posted = Mutex<[@Sendable () -> Void]>([])
+    private let stopRequested = Atomic<Bool>(false)
+    private let clock = ContinuousClock()
+
+    /// Counts loop iterations that returned from `poll` (for the idle-wakeup tests and benchmarks).
+    public private(set) var wakeupCount: UInt64 = 0
+
+    public init() throws(Errno) {
+        wakeup = try EventFD()
+    }
+
+    deinit { wakeup.close() }
+
+    // MARK: Registration (loop thread only)
+
+    /// Calls `handler` whenever `fd` is ready for `interest` (level-triggered, like `poll`).
+    @discardableResult
+    public func watch(_ fd: FileDescriptor, for interest: Interest = .readable,
+                      _ handler: @escaping (Readiness) -> Void) -> Token {
+        let token = makeToken()
+        watches[token.raw] = Watch(fd: fd, interest: interest, handler: handler)
+        return token
+    }
+
+    /// Changes what a watch waits for; an empty interest keeps the watch but stops polling it.
+    public func update(_ token: Token, interest: Interest) {
+        watches[token.raw]?.interest = interest
+    }
+
+    /// Runs `handler` once after `delay`, or every `repeating` after that when given.
+    @discardableResult
+    public func schedule(after delay: Duration, repeating: Duration? = nil,
+                         _ handler: @escaping () -> Void) -> Token {
+        let token = makeToken()
+        timers[token.raw] = Timer(deadline: clock.now.advanced(by: delay), interval: repeating, handler: handler)
+        return token
+    }
+
+    /// Runs `handler` on every iteration just before the loop sleeps.
+    @discardableResult
+    public func beforeSleeping(_ handler: @escaping () -> Void) -> Token {
+        let token = makeToken()
+        beforeSleep[token.raw] = handler
+        return token
+    }
+
+    /// Removes a watch, timer or before-sleep hook. Removing twice is harmless.
+    public func cancel(_ token: Token) {
+        watches[token.raw] = nil
+        timers[token.raw] = nil
+        beforeSleep[token.raw] = nil
+    }
+
+    /// Whether a timer is still armed.
+    public func isScheduled(_ token: Token) -> Bool { timers[token.raw] != nil }
+
+    // MARK: Cross-thread
+
+    /// Queues `work` to run on the loop thread and wakes the loop. Safe from any thread.
+    public func post(_ work: @escaping @Sendable () -> Void) {
+        posted.withLock { $0.append(work) }
+        wakeup.signal()
+    }
+
+    /// Asks ``run()`` to return after the current iteration. Safe from any thread.
+    public func stop() {
+        stopRequested.store(true, ordering: .releasing)
+        wakeup.signal()
+    }
+
+    // MARK: Running
+
+    /// Runs until ``stop()``. Returns normally; errors from `poll` other than `EINTR` are thrown.
+    public func run() throws(Errno) {
+        stopRequested.store(false, ordering: .releasing)
+        while !stopRequested.load(ordering: .acquiring) {
+            try runOnce(maximumWait: nil)
+        }
+    }
+
+    /// One iteration: before-sleep hooks, `poll` (bounded by the next timer and `maximumWait`),
+    /// then ready handlers, due timers and posted work.
+    public func runOnce(maximumWait: Duration?) throws(Errno) {
+        for hook in Array(beforeSleep.values) { hook() }
+        if stopRequested.load(ordering: .acquiring) { return }
+
+        var wait = maximumWait
+        if let next = timers.values.map(\.deadline).min() {
+            let untilNext = max(.zero, clock.now.duration(to: next))
+            wait = min(wait ?? untilNext, untilNext)
+        }
+        if !posted.withLock({ $0.isEmpty }) { wait = .zero }
+
+        let ordered = watches.filter { !$0.value.interest.isEmpty }.sorted { $0.key < $1.key }
+        var pollSet = [pollfd(fd: wakeup.rawValue, events: Int16(POLLIN), revents: 0)]
+        pollSet.reserveCapacity(ordered.count + 1)
+        for (_, watch) in ordered {
+            pollSet.append(pollfd(fd: watch.fd.rawValue, events: watch.interest.rawValue, revents: 0))
+        }
+        let ready = try Syscalls.poll(&pollSet, timeout: wait)
+        wakeupCount &+= 1
+
+        if ready > 0 {
+            if pollSet[0].revents != 0 { wakeup.drain() }
+            for (index, entry) in ordered.enumerated() {
+                let revents = pollSet[index + 1].revents
+                // The handler may have been cancelled by an earlier handler in this iteration.
+                guard revents != 0, let live = watches[entry.key] else { continue }
+                live.handler(Readiness(rawValue: revents))
+            }
+        }
+        fireDueTimers()
+        let work = posted.withLock { queue -> [@Sendable () -> Void] in
+            defer { queue.removeAll(keepingCapacity: true) }
+            return queue
+        }
+        for item in work { item() }
+    }
+
+    private func fireDueTimers() {
+        let now = clock.now
+        let due = timers.filter { $0.value.deadline <= now }.sorted { $0.value.deadline < $1.value.deadline }
+        for (key, timer) in due {
+            guard timers[key] != nil else { continue }
+            if let interval = timer.interval {
+                // Re-arm from now, not from the old deadline, so a stalled loop does not burst.
+                timers[key]?.deadline = now.advanced(by: interval)
+            } else {
+                timers[key] = nil
+            }
+            timer.handler()
+        }
+    }
+
+    private func makeToken() -> Token {
+        defer { nextToken += 1 }
+        return Token(raw: nextToken)
+    }
+}

@@ -1,0 +1,2 @@
+// The libgps position source lands here (issue 4).
+import CGPS

@@ -1,0 +1,1 @@
+// IIO sensor drivers land here (issue 5).

@@ -1,0 +1,1 @@
+// State files and configuration land here (issue 3).

@@ -1,0 +1,6 @@
+/* Linux interfaces Glibc's Swift module does not export (eventfd). Used by QiblaEventLoop only. */
+#ifndef QIBLAD_CLINUX_SHIM_H
+#define QIBLAD_CLINUX_SHIM_H
+#include <sys/eventfd.h>
+#include <poll.h>
+#endif

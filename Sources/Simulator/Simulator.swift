@@ -1,0 +1,1 @@
+// The IIO simulator lands here (issue 5).

@@ -1,0 +1,1 @@
+print("qibla-bench: not yet")

@@ -1,0 +1,1 @@
+print("qibla-sim: not yet")
