@@ -3,4 +3,6 @@
 #define QIBLAD_CLINUX_SHIM_H
 #include <sys/eventfd.h>
 #include <poll.h>
+#include <sys/signalfd.h>
+#include <signal.h>
 #endif

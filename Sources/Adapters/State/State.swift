@@ -1,1 +1,0 @@
-// State files and configuration land here (issue 3).

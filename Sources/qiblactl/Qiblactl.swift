@@ -1,0 +1,341 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import QiblaCore
+import QiblaDBus
+import QiblaEventLoop
+
+@main
+struct Qiblactl: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qiblactl",
+        abstract: "Ask qiblad for the Qibla, or compute it here.",
+        version: "0.1.0",
+        subcommands: [QiblaCommand.self, Status.self, Monitor.self, SetLocation.self, ClearLocation.self])
+}
+
+/// Exit status 2 with a message on stderr: the convention for invalid input.
+struct UsageFailure: Error {}
+
+func fail(_ message: String, status: Int32 = 2) -> ExitCode {
+    printError("qiblactl: \(message)")
+    return ExitCode(status)
+}
+
+func printError(_ message: String) {
+    _ = (message + "\n").withCString { fputs($0, stderr) }
+}
+
+// MARK: qibla (no daemon needed)
+
+struct QiblaCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qibla",
+        abstract: "Compute the Qibla for a place (no daemon needed).",
+        discussion: """
+        Prints the great-circle bearing (what published tables use), the WGS84 geodesic bearing,
+        the 16-point compass word, the distance to the Kaaba and today's magnetic declination
+        (WMM2025). --json prints one object with the keys: latitude, longitude,
+        great_circle_bearing_deg, geodesic_bearing_deg, compass_point, distance_m, distance_km,
+        distance_mi, declination_deg, declination_decimal_year, magnetic_zone, undefined_reason
+        (null, "at-kaaba" or "antipodal"). Undefined values are null.
+        """)
+
+    @Argument(help: "Latitude, degrees north (-90…90).") var latitude: String
+    @Argument(help: "Longitude, degrees east (-180…360).") var longitude: String
+    @Flag(name: .long, help: "Print one JSON object.") var json = false
+
+    func run() throws {
+        guard let lat = Double(latitude), let lon = Double(longitude) else {
+            throw fail("latitude and longitude must be numbers in degrees (got '\(latitude)', '\(longitude)')")
+        }
+        let position: GeodeticPosition
+        do { position = try GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon) } catch {
+            throw fail("\(error)")
+        }
+        let solution = Qibla().solve(from: position)
+        let year = DecimalYear.from(unixSeconds: nowUnixSeconds())
+        let field = MagneticModel.wmm2025.field(at: position, decimalYear: year)
+        let greatCircle = solution.greatCircleBearing.value
+        let geodesic = solution.geodesicBearing.value
+        var reason: String?
+        if case .undefined(let r) = solution.greatCircleBearing { reason = r == .atKaaba ? "at-kaaba" : "antipodal" }
+
+        if json {
+            var o = JSONObject()
+            o.set("latitude", position.latitudeDegrees)
+            o.set("longitude", position.longitudeDegrees)
+            o.set("great_circle_bearing_deg", greatCircle)
+            o.set("geodesic_bearing_deg", geodesic)
+            o.set("compass_point", greatCircle.map { CompassPoint.name(forBearing: $0) })
+            o.set("distance_m", solution.distanceMetres)
+            o.set("distance_km", solution.distanceMetres / 1000)
+            o.set("distance_mi", solution.distanceMetres / 1609.344)
+            o.set("declination_deg", field.declinationDegrees)
+            o.set("declination_decimal_year", year)
+            o.set("magnetic_zone", field.zone.rawValue)
+            o.set("undefined_reason", reason)
+            print(o.text)
+            return
+        }
+        if let greatCircle, let geodesic {
+            print("Qibla from \(fixed(position.latitudeDegrees, 4)), \(fixed(position.longitudeDegrees, 4)):")
+            print("  bearing      \(fixed(greatCircle, 2))° \(CompassPoint.name(forBearing: greatCircle)) from true north (great circle)")
+            print("  geodesic     \(fixed(geodesic, 2))° (WGS84 geodesic)")
+        } else {
+            print("Qibla from \(fixed(position.latitudeDegrees, 4)), \(fixed(position.longitudeDegrees, 4)): undefined (\(reason == "at-kaaba" ? "you are at the Kaaba" : "antipodal point: every direction leads there"))")
+        }
+        print("  distance     \(DistanceFormat.kilometres(solution.distanceMetres)) (\(DistanceFormat.miles(solution.distanceMetres)))")
+        let side = field.declinationDegrees >= 0 ? "east" : "west"
+        print("  declination  \(fixed(abs(field.declinationDegrees), 2))° \(side) (WMM2025, \(fixed(year, 2)))\(field.zone == .normal ? "" : " — magnetic \(field.zone.rawValue) zone: a compass is unreliable here")")
+    }
+}
+
+// MARK: Talking to the daemon
+
+struct BusOptions: ParsableArguments {
+    @Flag(name: .long, help: "Talk to qiblad on the system bus instead of the session bus.") var system = false
+
+    func connect() throws -> DBusConnection {
+        do {
+            return try DBusConnection(system ? .system : .session)
+        } catch {
+            throw fail("cannot connect to the \(system ? "system" : "session") bus: \(error.message)", status: 1)
+        }
+    }
+}
+
+enum QibladClient {
+    static let name = "io.github.qiblad.Qibla1"
+    static let path = "/io/github/qiblad/Qibla1"
+    static let interface = "io.github.qiblad.Qibla1"
+
+    static func call(_ connection: DBusConnection, _ member: String, _ arguments: [DBusValue] = [],
+                     interface: String = QibladClient.interface) throws -> [DBusValue] {
+        let message = DBusMessage.methodCall(destination: name, path: path, interface: interface, member: member)
+        do {
+            try message.append(contentsOf: arguments)
+            return try connection.call(message, timeoutMilliseconds: 5000).arguments()
+        } catch {
+            if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
+                throw fail("""
+                    qiblad is not running on this bus. Start it with:
+                      systemctl --user start qiblad     (installed service)
+                      qiblad --demo                     (try it without sensors or GPS)
+                    """, status: 1)
+            }
+            if error.name.hasSuffix(".InvalidArgument") || error.name.hasSuffix(".InvalidArgs") {
+                throw fail(error.message, status: 2)
+            }
+            throw fail("\(member) failed: \(error.name): \(error.message)", status: 1)
+        }
+    }
+
+    static func properties(_ connection: DBusConnection) throws -> [String: DBusValue] {
+        let reply = try call(connection, "GetAll", [.string(interface)], interface: "org.freedesktop.DBus.Properties")
+        guard case .dictionary(_, _, let entries)? = reply.first else { return [:] }
+        var result: [String: DBusValue] = [:]
+        for (key, value) in entries {
+            if case .string(let k) = key, case .variant(let v) = value { result[k] = v }
+        }
+        return result
+    }
+}
+
+// MARK: status
+
+struct Status: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Print every property of the running qiblad.")
+    @OptionGroup var bus: BusOptions
+    @Flag(name: .long, help: "Print one JSON object with the D-Bus property names as keys.") var json = false
+
+    func run() throws {
+        let connection = try bus.connect()
+        let properties = try QibladClient.properties(connection)
+        if json {
+            var o = JSONObject()
+            for name in properties.keys.sorted() {
+                switch properties[name] {
+                case .double(let d)?: o.set(name, d)
+                case .string(let s)?: o.set(name, s)
+                case .bool(let b)?: o.set(name, b)
+                case .uint64(let t)?: o.set(name, t)
+                default: o.set(name, nil as String?)
+                }
+            }
+            print(o.text)
+        } else {
+            print(StatusLine(properties).text)
+        }
+    }
+}
+
+/// "Qibla 118.99° ESE · 4,795 km · source gpsd ±5 m (3 s ago) · heading 95.2° true, accuracy high · turn right 23.8°"
+struct StatusLine {
+    let p: [String: DBusValue]
+    init(_ properties: [String: DBusValue]) { p = properties }
+
+    func d(_ name: String) -> Double { p[name]?.double ?? .nan }
+    func s(_ name: String) -> String { p[name]?.string ?? "" }
+
+    var text: String {
+        var parts: [String] = []
+        let bearing = d("QiblaBearing")
+        if bearing.isFinite {
+            parts.append("Qibla \(fixed(bearing, 2))° \(CompassPoint.name(forBearing: bearing))")
+        } else {
+            parts.append(s("LocationSource") == "none" ? "Qibla unknown (no location: qiblactl set-location LAT LON)" : "Qibla undefined here")
+        }
+        let distance = d("KaabaDistance")
+        if distance.isFinite { parts.append(DistanceFormat.kilometres(distance)) }
+        var source = "source \(s("LocationSource"))"
+        let accuracy = d("LocationAccuracy")
+        if accuracy.isFinite { source += " ±\(Int(accuracy.rounded())) m" }
+        if case .uint64(let t)? = p["LocationTimestamp"], t > 0 {
+            let age = max(0, nowUnixSeconds() - Double(t) / 1e6)
+            source += " (\(ageText(age)) ago)"
+        }
+        parts.append(source)
+        let heading = d("Heading"), magnetic = d("MagneticHeading")
+        if heading.isFinite {
+            parts.append("heading \(fixed(heading, 1))° true, accuracy \(s("CompassAccuracy"))")
+        } else if magnetic.isFinite {
+            parts.append("heading \(fixed(magnetic, 1))° magnetic (no location for true north), accuracy \(s("CompassAccuracy"))")
+        } else {
+            parts.append(p["HasCompass"]?.bool == true ? "heading unknown" : "no compass (or not claimed)")
+        }
+        let turn = d("QiblaRelativeBearing")
+        if turn.isFinite {
+            parts.append(abs(turn) < 0.05 ? "facing the Qibla" : "turn \(turn > 0 ? "right" : "left") \(fixed(abs(turn), 1))°")
+        }
+        if p["MagneticInterference"]?.bool == true { parts.append("magnetic interference") }
+        if p["CalibrationNeeded"]?.bool == true { parts.append("calibration needed") }
+        return parts.joined(separator: " · ")
+    }
+
+    func ageText(_ seconds: Double) -> String {
+        if seconds < 120 { return "\(Int(seconds)) s" }
+        if seconds < 7200 { return "\(Int(seconds / 60)) min" }
+        if seconds < 172_800 { return "\(Int(seconds / 3600)) h" }
+        return "\(Int(seconds / 86_400)) d"
+    }
+}
+
+// MARK: monitor
+
+struct Monitor: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Claim the compass and print each change until interrupted (Ctrl-C releases the claim).")
+    @OptionGroup var bus: BusOptions
+
+    func run() throws {
+        let signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
+        let loop = try EventLoop()
+        let connection = try bus.connect()
+        var current = try QibladClient.properties(connection)
+        try connection.addMatch("type='signal',sender='\(QibladClient.name)',path='\(QibladClient.path)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
+        try connection.addMatch("type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(QibladClient.name)'")
+        _ = try QibladClient.call(connection, "ClaimCompass")
+        print(StatusLine(current).text)
+        fflush(stdout)
+
+        var status: Int32 = 0
+        connection.attach(to: loop)
+        connection.onSignal { message in
+            if message.member == "NameOwnerChanged" {
+                if let args = try? message.arguments(), args.count == 3, args[2].string == "" {
+                    printError("qiblactl: qiblad left the bus")
+                    status = 1
+                    loop.stop()
+                }
+                return
+            }
+            guard message.member == "PropertiesChanged", let args = try? message.arguments(), args.count >= 2,
+                  case .dictionary(_, _, let entries) = args[1] else { return }
+            var changed: [String] = []
+            for (key, value) in entries {
+                if case .string(let k) = key, case .variant(let v) = value {
+                    current[k] = v
+                    changed.append("\(k)=\(v.displayText)")
+                }
+            }
+            print("\(changed.joined(separator: " ")) | \(StatusLine(current).text)")
+            fflush(stdout)
+        }
+        connection.onDisconnected = {
+            printError("qiblactl: the bus went away")
+            status = 1
+            loop.stop()
+        }
+        signals.attach(to: loop) { _ in loop.stop() }
+        try loop.run()
+        if status == 0 {
+            _ = try? QibladClient.call(connection, "ReleaseCompass")
+        }
+        if status != 0 { throw ExitCode(status) }
+    }
+}
+
+// MARK: set-location / clear-location
+
+struct SetLocation: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "set-location", abstract: "Pin a manual location (used when there is no live fix).")
+    @OptionGroup var bus: BusOptions
+    @Argument(help: "Latitude, degrees north.") var latitude: String
+    @Argument(help: "Longitude, degrees east.") var longitude: String
+
+    func run() throws {
+        guard let lat = Double(latitude), let lon = Double(longitude) else {
+            throw fail("latitude and longitude must be numbers in degrees")
+        }
+        let connection = try bus.connect()
+        _ = try QibladClient.call(connection, "SetManualLocation", [.double(lat), .double(lon)])
+        print(StatusLine(try QibladClient.properties(connection)).text)
+    }
+}
+
+struct ClearLocation: ParsableCommand {
+    static let configuration = CommandConfiguration(commandName: "clear-location", abstract: "Forget the manual location.")
+    @OptionGroup var bus: BusOptions
+
+    func run() throws {
+        let connection = try bus.connect()
+        _ = try QibladClient.call(connection, "ClearManualLocation")
+        print(StatusLine(try QibladClient.properties(connection)).text)
+    }
+}
+
+// MARK: Helpers
+
+func nowUnixSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_REALTIME, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Fixed-point text with `decimals` digits, without the C locale (so never a comma).
+func fixed(_ value: Double, _ decimals: Int) -> String {
+    guard value.isFinite else { return "unknown" }
+    var scale = 1.0
+    for _ in 0..<decimals { scale *= 10 }
+    let scaled = (abs(value) * scale).rounded()
+    let integer = Int(scaled / scale)
+    var fraction = String(Int(scaled - Double(integer) * scale))
+    while fraction.count < decimals { fraction = "0" + fraction }
+    let sign = value < 0 && scaled != 0 ? "-" : ""
+    return decimals == 0 ? "\(sign)\(integer)" : "\(sign)\(integer).\(fraction)"
+}
+
+extension DBusValue {
+    var displayText: String {
+        switch self {
+        case .double(let d): d.isFinite ? fixed(d, 2) : "unknown"
+        case .string(let s): s
+        case .bool(let b): b ? "true" : "false"
+        case .uint64(let t): "\(t)"
+        default: "\(self)"
+        }
+    }
+}

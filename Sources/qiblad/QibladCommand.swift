@@ -1,0 +1,162 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import Logging
+import QiblaCore
+import QiblaDBus
+import QiblaEventLoop
+import QiblaIIO
+import QiblaState
+
+@main
+struct QibladCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qiblad",
+        abstract: "The Qibla compass service: Qibla bearing, distance, true heading and compass accuracy on D-Bus.",
+        discussion: """
+        Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from gpsd (while a
+        client holds a compass claim), else the manual location, else the last known one. Sensors:
+        IIO magnetometer and accelerometer under --sysfs-root. SIGHUP reloads the configuration.
+        Try it without hardware: qiblad --demo, then qiblactl monitor.
+        """,
+        version: qibladVersion)
+
+    @Flag(name: .long, help: "Use the session bus (default).") var session = false
+    @Flag(name: .long, help: "Use the system bus.") var system = false
+    @Option(name: .long, help: "Configuration file (default: $XDG_CONFIG_HOME/qiblad/qiblad.conf).") var config: String?
+    @Option(name: .long, help: "State directory (default: $XDG_STATE_HOME/qiblad).") var stateDir: String?
+    @Option(name: .long, help: "Manual location for this run, 'LAT,LON' in degrees.") var location: String?
+    @Option(name: .long, help: "gpsd to watch, HOST:PORT (default localhost:2947).") var gpsd: String?
+    @Flag(name: .long, help: "Do not use gpsd.") var noGpsd = false
+    @Option(name: .long, help: "Root of the sysfs tree with IIO devices (default /sys).") var sysfsRoot: String?
+    @Option(name: .long, help: "Root of the device nodes for buffered IIO reads (default /dev).") var devRoot: String?
+    @Option(name: .long, help: "Sensor reading mode: polling or buffered.") var sensorMode: String?
+    @Flag(name: .long, help: "Demo: a simulated phone turning in the hand (London, or --location); starts a private bus when there is no session bus.") var demo = false
+    @Flag(name: .long, help: "Log debug messages.") var verbose = false
+
+    func validate() throws {
+        if session && system { throw ValidationError("--session and --system exclude each other") }
+        if let location, parseLocation(location) == nil {
+            throw ValidationError("--location takes 'LAT,LON' in degrees with latitude in [-90, 90] and longitude in [-180, 360)")
+        }
+        if let gpsd, parseHostPort(gpsd) == nil { throw ValidationError("--gpsd takes HOST:PORT") }
+        if let sensorMode, !["polling", "buffered"].contains(sensorMode) {
+            throw ValidationError("--sensor-mode is polling or buffered")
+        }
+    }
+
+    func run() throws {
+        let level: Logger.Level = verbose ? .debug : .info
+        LoggingSystem.bootstrap { SyslogLogHandler(label: $0, level: level) }
+        let logger = Logger(label: "qiblad")
+        let environment = currentEnvironment()
+
+        // Configuration: file, then command-line overrides.
+        let configPath = config ?? defaultConfigPath(environment)
+        var configuration = DaemonConfiguration()
+        switch ConfigurationLoader.load(path: configPath, logger: logger) {
+        case .success(let c): configuration = c
+        case .failure(let problem):
+            logger.error("invalid configuration: \(problem)")
+            throw ExitCode(2)
+        }
+        if let gpsd, let (host, port) = parseHostPort(gpsd) {
+            configuration.gpsdEnabled = true
+            configuration.gpsdHost = host
+            configuration.gpsdPort = port
+        }
+        if noGpsd { configuration.gpsdEnabled = false }
+        if let sensorMode { configuration.sensorModeBuffered = sensorMode == "buffered" }
+
+        var sensorConfiguration = SensorConfiguration()
+        sensorConfiguration.apply(configuration)
+        if let sysfsRoot { sensorConfiguration.sysfsRoot = sysfsRoot }
+        if let devRoot { sensorConfiguration.devRoot = devRoot }
+
+        var options = Daemon.Options(
+            bus: system ? .system : .session,
+            stateDirectory: stateDir ?? StateStore.defaultDirectory(environment: environment),
+            configPath: configPath,
+            configuration: configuration,
+            runLocation: location.flatMap(parseLocation),
+            sensorConfiguration: sensorConfiguration)
+
+        // Signals are blocked before any thread starts, then read through signalfd on the loop.
+        let signals: SignalWatcher
+        let loop: EventLoop
+        do {
+            signals = try SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
+            loop = try EventLoop()
+        } catch {
+            logger.critical("cannot set up the event loop: \(error)")
+            throw ExitCode(1)
+        }
+
+        var demoSession: DemoSession?
+        if demo {
+            do {
+                demoSession = try DemoSession.start(options: &options, environment: environment, logger: logger)
+            } catch {
+                logger.critical("cannot start the demo: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        defer { demoSession?.stop() }
+
+        let daemon = Daemon(options: options, loop: loop, logger: logger)
+        do {
+            try daemon.start()
+        } catch {
+            logger.critical("\(error)")
+            daemon.shutdown()
+            throw ExitCode(1)
+        }
+        signals.attach(to: loop) { signal in
+            switch signal {
+            case SIGHUP:
+                daemon.reloadConfiguration()
+            default:
+                logger.info("received signal \(signal); shutting down")
+                daemon.requestExit(status: 0)
+            }
+        }
+        demoSession?.didStart(daemon: daemon)
+
+        do {
+            try loop.run()
+        } catch {
+            logger.critical("event loop failed: \(error)")
+            daemon.shutdown()
+            throw ExitCode(1)
+        }
+        daemon.shutdown()
+        if daemon.exitStatus != 0 { throw ExitCode(daemon.exitStatus) }
+    }
+}
+
+/// "LAT,LON" in degrees → a validated position.
+func parseLocation(_ text: String) -> GeodeticPosition? {
+    let parts = text.split(separator: ",")
+    guard parts.count == 2, let lat = parseFiniteDouble(parts[0]), let lon = parseFiniteDouble(parts[1]) else { return nil }
+    return try? GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon)
+}
+
+func currentEnvironment() -> [String: String] {
+    var result: [String: String] = [:]
+    var pointer = environ
+    while let entry = pointer.pointee {
+        let pair = String(cString: entry)
+        if let equals = pair.firstIndex(of: "=") {
+            result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+        }
+        pointer += 1
+    }
+    return result
+}
+
+/// `$XDG_CONFIG_HOME/qiblad/qiblad.conf`, else `$HOME/.config/qiblad/qiblad.conf`.
+func defaultConfigPath(_ environment: [String: String]) -> String {
+    if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/qiblad/qiblad.conf" }
+    return (environment["HOME"] ?? "/tmp") + "/.config/qiblad/qiblad.conf"
+}
