@@ -76,7 +76,7 @@ struct QibladCommand: ParsableCommand {
 
         var options = Daemon.Options(
             bus: system ? .system : .session,
-            stateDirectory: stateDir ?? StateStore.defaultDirectory(environment: environment),
+            stateDirectory: stateDir ?? (demo ? StateDirectoryDefault.marker : StateStore.defaultDirectory(environment: environment)),
             configPath: configPath,
             configuration: configuration,
             runLocation: location.flatMap(parseLocation),
