@@ -1,0 +1,47 @@
+import Foundation
+import Testing
+import TestSupport
+
+/// "Zero wakeups when no client needs the sensors": an unclaimed daemon sleeps in poll(2).
+@Suite struct IdleTests {
+    /// Context switches of every thread of `pid` (voluntary + involuntary), from /proc.
+    static func contextSwitches(_ pid: Int32) throws -> Int {
+        var total = 0
+        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            let status = try String(contentsOfFile: "/proc/\(pid)/task/\(task)/status", encoding: .utf8)
+            for line in status.split(separator: "\n") where line.contains("ctxt_switches") {
+                total += Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
+            }
+        }
+        return total
+    }
+
+    @Test func anUnclaimedDaemonDoesNotWakeUp() throws {
+        let q = try QibladHarness(); defer { q.stop() }
+        try q.start()
+        #expect(try q.call("SetManualLocation", "dd", ["51.5", "0"]).status == 0)
+        let pid = try #require(q.daemon?.pid)
+        usleep(500_000)
+        let before = try Self.contextSwitches(pid)
+        sleep(3)
+        let after = try Self.contextSwitches(pid)
+        #expect(after - before <= 2, "an idle qiblad woke up \(after - before) times in 3 s")
+    }
+
+    @Test func afterTheLastReleaseTheDaemonIsIdleAgain() throws {
+        let sysfs = try TemporaryDirectory(prefix: "qiblad-empty-sysfs"); defer { sysfs.remove() }
+        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", sysfs.path]); defer { q.stop() }
+        try q.start()
+        let monitor = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        #expect(waitUntil(timeout: 10) { q.log.contains("first compass claim") })
+        monitor.send(SIGINT)
+        #expect(monitor.wait(timeout: 10) == 0)
+        #expect(waitUntil(timeout: 10) { q.log.contains("last compass claim released") })
+        let pid = try #require(q.daemon?.pid)
+        usleep(500_000)
+        let before = try Self.contextSwitches(pid)
+        sleep(3)
+        let after = try Self.contextSwitches(pid)
+        #expect(after - before <= 2, "qiblad kept waking up after the last release: \(after - before) in 3 s")
+    }
+}
