@@ -2,8 +2,8 @@
 //
 // Source of every formula: Chulliat, A., et al. (2025), "The US/UK World Magnetic Model for 2025–2030:
 // Technical Report", NOAA NCEI / British Geological Survey, §1.2 "Model equations" (the step-by-step
-// procedure, unchanged since the WMM2015 edition) and §1.3 (grid variation, blackout zones). Equation
-// numbers below are that section's:
+// procedure) and §1.3 (grid variation, blackout zones). Equation numbers below follow §1.2 as
+// numbered in the WMM2015/2020/2025 editions:
 //   Eq. (2)–(4)  geomagnetic potential, Schmidt semi-normalised associated Legendre functions P̆ₙᵐ;
 //   Eq. (7)      geodetic (φ, λ, h) → geocentric spherical (φ′, λ, r) on the WGS84 ellipsoid;
 //   Eq. (9)      Gauss coefficients at time t from the epoch values and the secular variation;
