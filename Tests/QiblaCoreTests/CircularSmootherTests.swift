@@ -81,6 +81,7 @@ import Testing
         s.add(angleDegrees: 0, time: 0)
         #expect(s.add(angleDegrees: 180, time: 0.01) == nil)
         #expect(s.mean == nil)
+        #expect(s.resultantLength < 1e-15)
         var three = CircularSmoother(configuration: .init(resetTurnDegrees: 360))
         three.add(angleDegrees: 0, time: 0)
         three.add(angleDegrees: 120, time: 0.01)
@@ -106,6 +107,6 @@ import Testing
         let back = try #require(backResult)
         #expect(back.sampleCount == 1 && back.meanDegrees == 20)
         s.reset()
-        #expect(s.mean == nil && s.sampleCount == 0)
+        #expect(s.mean == nil && s.sampleCount == 0 && s.resultantLength == 0)
     }
 }

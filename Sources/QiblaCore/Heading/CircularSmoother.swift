@@ -114,6 +114,9 @@ public struct CircularSmoother: Sendable {
     private var ring: TimedRing<Direction>
     /// The mean over the current window, `nil` when empty or undefined.
     public private(set) var mean: CircularMean?
+    /// Mean resultant length R of the current window, in [0, 1] (0 when empty); available even
+    /// when `mean` is `nil` because R is below the threshold.
+    public private(set) var resultantLength = 0.0
     /// How many times the window has been cleared by the turn-reset rule (diagnostics).
     public private(set) var turnResetCount = 0
 
@@ -136,22 +139,34 @@ public struct CircularSmoother: Sendable {
         }
         let radians = Angle.radians(angleDegrees)
         ring.append(time: time, value: Direction(sin: sin(radians), cos: cos(radians)))
+        let sums = sums()
+        updateResultantLength(sumSin: sums.sin, sumCos: sums.cos)
         mean = currentMean()
         return mean
+    }
+
+    private mutating func updateResultantLength(sumSin: Double, sumCos: Double) {
+        resultantLength = ring.count == 0 ? 0 : min(1, hypot(sumSin, sumCos) / Double(ring.count))
     }
 
     /// Clears the window.
     public mutating func reset() {
         ring.removeAll()
         mean = nil
+        resultantLength = 0
     }
 
     /// Number of samples in the window.
     public var sampleCount: Int { ring.count }
 
-    private func currentMean() -> CircularMean? {
+    private func sums() -> (sin: Double, cos: Double) {
         var s = 0.0, c = 0.0
         ring.forEach { s += $0.value.sin; c += $0.value.cos }
+        return (s, c)
+    }
+
+    private func currentMean() -> CircularMean? {
+        let (s, c) = sums()
         return CircularMean(sumSin: s, sumCos: c, count: ring.count,
                             minimumResultantLength: configuration.minimumResultantLength)
     }

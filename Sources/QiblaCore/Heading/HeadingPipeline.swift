@@ -150,7 +150,7 @@ public struct HeadingPipeline: Sendable {
         fieldWindow.append(time: time, value: FieldSample(strength: orientation.fieldStrengthMicrotesla,
                                                          inclination: orientation.inclinationDegrees))
         guard let mean else {
-            return .failure(.headingDispersed(resultantLength: 0))
+            return .failure(.headingDispersed(resultantLength: smoother.resultantLength))
         }
         var strength = 0.0, inclination = 0.0
         fieldWindow.forEach { strength += $0.value.strength; inclination += $0.value.inclination }
