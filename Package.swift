@@ -137,7 +137,8 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
-            name: "QiblaCoreTests", dependencies: ["QiblaCore", "TestSupport"], swiftSettings: strict),
+            name: "QiblaCoreTests", dependencies: ["QiblaCore", "TestSupport"],
+            exclude: ["Vectors"], swiftSettings: strict),
         .testTarget(
             name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaSimulator", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
