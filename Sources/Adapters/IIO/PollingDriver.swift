@@ -37,7 +37,10 @@ final class PollingDriver: SensorDriver, @unchecked Sendable {
         }
         let axes = opened
         let rate = configuration.effectiveSampleRateHertz
-        logger.info("\(device) polling: \(configureSamplingFrequency(device: device, kind: calibration.kind, requestedHertz: rate, restorer: &restorer))")
+        // Computed outside the log call: swift-log evaluates messages only when the level is enabled.
+        let rateNote = configureSamplingFrequency(device: device, kind: calibration.kind, requestedHertz: rate,
+                                                  restorer: &restorer)
+        logger.info("\(device) polling: \(rateNote)")
 
         let calibration = self.calibration
         let hook = configuration.beforeAttributeRead
