@@ -231,6 +231,27 @@ func lis3mdlScan(_ x: Int16, _ y: Int16, _ z: Int16, timestamp: Int64) -> [UInt8
         harness.stopAndExpectQuiet()
     }
 
+    @Test func readErrorIsUnavailableThenRecovers() throws {
+        let fixture = try IIOSysfsFixture()
+        try fixture.addAF8133J(0)
+        // A directory opens fine but every read fails (EISDIR), like a device answering ENODEV.
+        let raw = fixture.devicePath(0) + "/in_magn_y_raw"
+        try FileManager.default.removeItem(atPath: raw)
+        try FileManager.default.createDirectory(atPath: raw, withIntermediateDirectories: false)
+        let harness = try HubHarness(fixture.configuration())
+        harness.hub.start()
+        #expect(harness.available.count == 1)
+        #expect(harness.pump { !harness.unavailable.isEmpty })
+        #expect(harness.unavailable.first?.contains("read failed") == true)
+        #expect(harness.samples(.magnetometer).isEmpty)
+        try FileManager.default.removeItem(atPath: raw)
+        try "200\n".write(toFile: raw, atomically: false, encoding: .utf8)
+        #expect(harness.pump(timeout: 10) { !harness.samples(.magnetometer).isEmpty })
+        #expect(harness.available.count == 2)
+        expectClose(try #require(harness.samples(.magnetometer).last).vector, Vector3(3.33, 6.66, -9.99))
+        harness.stopAndExpectQuiet()
+    }
+
     @Test func noMagnetometerThenOneAppears() throws {
         let fixture = try IIOSysfsFixture()
         try fixture.addMPU6050(0)

@@ -167,6 +167,12 @@ final class BufferedDriver: SensorDriver {
             do {
                 count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0, retryOnInterrupt: true) }
             } catch let error as Errno where error == .wouldBlock || error == .resourceTemporarilyUnavailable {
+                // Nothing to read although poll reported an error condition: the device is gone
+                // (otherwise a level-triggered watch would spin).
+                if readiness.contains(.error) || readiness.contains(.invalid) || readiness.contains(.hangup),
+                   !readiness.contains(.readable) {
+                    failure = "\(configuration.devRoot)/\(device.deviceNodeName): poll reported \(readiness.rawValue)"
+                }
                 break
             } catch {
                 failure = "\(configuration.devRoot)/\(device.deviceNodeName): read failed: \(error)"
