@@ -252,6 +252,22 @@ func lis3mdlScan(_ x: Int16, _ y: Int16, _ z: Int16, timestamp: Int64) -> [UInt8
         harness.stopAndExpectQuiet()
     }
 
+    @Test func accelerometerUnplugKeepsMagnetometer() throws {
+        let fixture = try IIOSysfsFixture()
+        try fixture.addLibrem5()
+        let harness = try HubHarness(fixture.configuration())
+        harness.hub.start()
+        #expect(harness.pump { !harness.samples(.accelerometer).isEmpty })
+        try FileManager.default.moveItem(atPath: fixture.devicePath(1), toPath: fixture.devicesDirectory + "/gone")
+        #expect(harness.pump { harness.available.count == 2 })
+        #expect(harness.available.last?.0 == "lsm9ds1_magn" && harness.available.last?.1 == nil)
+        #expect(harness.unavailable.isEmpty)
+        #expect(harness.hub.activeModes[.accelerometer] == nil)
+        let magnetometerCount = harness.samples(.magnetometer).count
+        #expect(harness.pump { harness.samples(.magnetometer).count > magnetometerCount + 2 })
+        harness.stopAndExpectQuiet()
+    }
+
     @Test func noMagnetometerThenOneAppears() throws {
         let fixture = try IIOSysfsFixture()
         try fixture.addMPU6050(0)

@@ -147,9 +147,13 @@ public final class SensorHub: @unchecked Sendable {
 
     private func driverFailed(kind: SensorKind, reason: String) {
         guard running else { return }
-        if kind == .accelerometer, Sysfs.exists(drivers.first { $0.calibration.kind == .magnetometer }?.device.sysfsPath ?? "") {
+        if kind == .accelerometer, let magnetometer = drivers.first(where: { $0.calibration.kind == .magnetometer }),
+           Sysfs.exists(magnetometer.device.sysfsPath + "/name") {
+            // The magnetometer alone still gives a heading (tilt-uncompensated); say the accelerometer is gone.
             logger.warning("accelerometer failed, continuing without: \(reason)")
+            for driver in drivers where driver.calibration.kind == .accelerometer { driver.stop() }
             drivers.removeAll { $0.calibration.kind == .accelerometer }
+            onEvent(.available(magnetometer: magnetometer.device.name, accelerometer: nil))
             return
         }
         stopDrivers()
