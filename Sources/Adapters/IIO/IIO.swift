@@ -1,1 +1,0 @@
-// IIO sensor drivers land here (issue 5).

@@ -1,0 +1,80 @@
+// The one protocol every driver kind implements (cf. iio-sensor-proxy's drv-iio-poll-*.c and
+// drv-iio-buffer-*.c behind one driver struct), and what drivers share.
+import Logging
+import SystemPackage
+
+/// Callbacks from a driver to its ``SensorHub``; always invoked on the event loop's thread.
+struct SensorDriverSink {
+    /// Calibrated samples in the order read.
+    var deliver: ([SensorSample]) -> Void
+    /// `count` more values could not be parsed and were dropped.
+    var dropped: (_ count: Int) -> Void
+    /// The device stopped working (ENODEV, read error, end of file); the driver is dead.
+    var failed: (_ reason: String) -> Void
+    /// Buffered mode only: no data arrived within the watchdog time.
+    var stalled: () -> Void
+}
+
+/// Reads one three-axis sensor. `start` and `stop` are called on the event loop's thread.
+protocol SensorDriver: AnyObject {
+    var device: IIODevice { get }
+    var calibration: AxisCalibration { get }
+    /// Opens the device, changes attributes it needs (remembering the old values) and starts reading.
+    func start() throws(SensorSetupError)
+    /// Stops reading promptly (never waits for a slow read) and restores every attribute it changed.
+    func stop()
+}
+
+/// Remembers attribute values a driver changed, to put them back on stop (in reverse order).
+struct AttributeRestorer {
+    private var saved: [(path: String, value: String)] = []
+
+    /// Writes `value` to `path` after saving the current text; skips the write when already equal.
+    mutating func set(_ path: String, to value: String) throws(Errno) {
+        let old = SysfsAttribute.readTrimmed(path)
+        if old == value { return }
+        try SysfsAttribute.write(value, to: path)
+        if let old { saved.append((path, old)) }
+    }
+
+    /// Writes back the saved values, newest first; returns failures for logging.
+    mutating func restoreAll(logger: Logger) {
+        for (path, value) in saved.reversed() {
+            do { try SysfsAttribute.write(value, to: path) } catch {
+                logger.warning("could not restore \(path) to \"\(value)\": \(error)")
+            }
+        }
+        saved.removeAll()
+    }
+}
+
+/// Chooses and writes the sampling frequency (`in_<type>_sampling_frequency` or `sampling_frequency`)
+/// when the device lists `*_sampling_frequency_available` and the attribute is writable: the nearest
+/// available rate at or above `requestedHertz`, else the fastest. Returns a line for the log.
+func configureSamplingFrequency(device: IIODevice, kind: SensorKind, requestedHertz: Double,
+                                restorer: inout AttributeRestorer) -> String {
+    for base in ["in_\(kind.channelPrefix)_sampling_frequency", "sampling_frequency"] {
+        let path = device.sysfsPath + "/" + base
+        guard Sysfs.exists(path) else { continue }
+        guard let availableText = SysfsAttribute.readTrimmed(path + "_available") else {
+            return "\(base) has no list of available rates; reading what the device gives"
+        }
+        let tokens = availableText.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
+        let rates = tokens.compactMap { token in parseIIODecimal(token).map { (token, $0) } }.filter { $0.1 > 0 }
+        guard let fastest = rates.max(by: { $0.1 < $1.1 }) else {
+            return "\(base)_available is unusable (\"\(availableText)\"); reading what the device gives"
+        }
+        let chosen = rates.filter { $0.1 >= requestedHertz }.min(by: { $0.1 < $1.1 }) ?? fastest
+        guard Sysfs.isWritable(path) else { return "\(base) is read-only; reading what the device gives" }
+        if let current = SysfsAttribute.readTrimmed(path).flatMap({ parseIIODecimal($0) }), current == chosen.1 {
+            return "\(base) already \(chosen.0) Hz"
+        }
+        do {
+            try restorer.set(path, to: chosen.0)
+            return "\(base) set to \(chosen.0) Hz for a requested \(requestedHertz) Hz"
+        } catch {
+            return "could not write \(base) (\(error)); reading what the device gives"
+        }
+    }
+    return "no sampling_frequency attribute; reading what the device gives"
+}

@@ -1,0 +1,205 @@
+// Owns the drivers for the magnetometer and the (optional) accelerometer: discovery, start/stop,
+// fallback from buffered to polling, hot-unplug detection and rediscovery with backoff.
+import Logging
+import QiblaCore
+import QiblaEventLoop
+
+/// The IIO sensor layer as the daemon sees it.
+///
+/// Everything runs on `loop`'s thread: call ``start()``/``stop()`` there, and `onEvent` is invoked
+/// there. Polling drivers read sysfs on their own pthreads and hand samples over with `loop.post`.
+public final class SensorHub: @unchecked Sendable {
+    private let configuration: SensorConfiguration
+    private let loop: EventLoop
+    private let logger: Logger
+    private let onEvent: (SensorEvent) -> Void
+
+    private var drivers: [any SensorDriver] = []
+    private var running = false
+    private var retryToken: EventLoop.Token?
+    private var presenceToken: EventLoop.Token?
+    private var retryDelay: Duration
+    private var droppedTotal = 0
+    private var announcedUnavailable: String?
+    /// Threads of polling drivers stopped most recently (tests check they exit).
+    private(set) var stoppedThreads: [SensorThread] = []
+
+    public init(configuration: SensorConfiguration, loop: EventLoop, logger: Logger,
+                onEvent: @escaping (SensorEvent) -> Void) {
+        self.configuration = configuration
+        self.loop = loop
+        self.logger = logger
+        self.onEvent = onEvent
+        retryDelay = configuration.initialRetryDelay
+    }
+
+    deinit {
+        for driver in drivers { driver.stop() }
+    }
+
+    /// Whether ``start()`` was called without a matching ``stop()`` (true also while waiting for a
+    /// vanished sensor to come back).
+    public var isRunning: Bool { running }
+
+    /// The reading mode of each active driver, for logs and tests.
+    var activeModes: [SensorKind: SensorReadingMode] {
+        var modes: [SensorKind: SensorReadingMode] = [:]
+        for driver in drivers { modes[driver.calibration.kind] = driver is BufferedDriver ? .buffered : .polling }
+        return modes
+    }
+
+    /// Discovers the sensors, opens them and starts reading. Emits `.available` or `.unavailable`.
+    public func start() {
+        guard !running else { return }
+        running = true
+        droppedTotal = 0
+        announcedUnavailable = nil
+        retryDelay = configuration.initialRetryDelay
+        attemptStart()
+    }
+
+    /// Stops every driver, restores the attributes they changed, cancels all timers. After this the hub
+    /// causes no wakeups (threads exit after their current read).
+    public func stop() {
+        guard running else { return }
+        running = false
+        if let retryToken { loop.cancel(retryToken) }
+        retryToken = nil
+        stopDrivers()
+    }
+
+    // MARK: Lifecycle
+
+    private func attemptStart() {
+        retryToken = nil
+        guard running else { return }
+        let discovery = discoverSensors(sysfsRoot: configuration.sysfsRoot,
+                                        preferredMagnetometerName: configuration.preferredMagnetometerName,
+                                        preferredAccelerometerName: configuration.preferredAccelerometerName)
+        guard let magnetometer = discovery.magnetometer.device else {
+            becomeUnavailable(discovery.magnetometer.reason)
+            return
+        }
+        logger.info("\(discovery.magnetometer.reason)")
+        logger.info("\(discovery.accelerometer.reason)")
+        do {
+            try startDriver(for: magnetometer, kind: .magnetometer)
+        } catch {
+            stopDrivers()
+            becomeUnavailable(error.description)
+            return
+        }
+        var accelerometerName: String?
+        if let accelerometer = discovery.accelerometer.device {
+            do {
+                try startDriver(for: accelerometer, kind: .accelerometer)
+                accelerometerName = accelerometer.name
+            } catch {
+                logger.warning("accelerometer unusable, continuing without: \(error)")
+            }
+        }
+        retryDelay = configuration.initialRetryDelay
+        announcedUnavailable = nil
+        presenceToken = loop.schedule(after: .seconds(1), repeating: .seconds(1)) { [weak self] in self?.checkPresence() }
+        onEvent(.available(magnetometer: magnetometer.name, accelerometer: accelerometerName))
+    }
+
+    private func startDriver(for device: IIODevice, kind: SensorKind) throws(SensorSetupError) {
+        let mount = chooseMountMatrix(devicePath: device.sysfsPath, kind: kind,
+                                      override: configuration.mountMatrixOverride(for: kind))
+        logger.info("\(device) \(kind.rawValue) mount matrix \(mount.matrix) from \(mount.source)")
+        let calibration = try readAxisCalibration(device: device, kind: kind, mountMatrix: mount.matrix)
+        if configuration.mode == .buffered {
+            let driver = BufferedDriver(device: device, calibration: calibration, configuration: configuration,
+                                        loop: loop, logger: logger, sink: sink(for: kind))
+            do {
+                try driver.start()
+                drivers.append(driver)
+                return
+            } catch {
+                logger.warning("\(error); falling back to polling")
+            }
+        }
+        let driver = makePollingDriver(device: device, calibration: calibration)
+        try driver.start()
+        drivers.append(driver)
+    }
+
+    private func makePollingDriver(device: IIODevice, calibration: AxisCalibration) -> PollingDriver {
+        PollingDriver(device: device, calibration: calibration, configuration: configuration, loop: loop,
+                      logger: logger, sink: sink(for: calibration.kind))
+    }
+
+    private func sink(for kind: SensorKind) -> SensorDriverSink {
+        SensorDriverSink(
+            deliver: { [weak self] samples in
+                guard let self, self.running else { return }
+                self.onEvent(.samples(samples))
+            },
+            dropped: { [weak self] count in
+                guard let self, self.running else { return }
+                self.droppedTotal += count
+                self.onEvent(.droppedValue(count: self.droppedTotal))
+            },
+            failed: { [weak self] reason in self?.driverFailed(kind: kind, reason: reason) },
+            stalled: { [weak self] in self?.driverStalled(kind: kind) })
+    }
+
+    private func driverFailed(kind: SensorKind, reason: String) {
+        guard running else { return }
+        if kind == .accelerometer, let magnetometer = drivers.first(where: { $0.calibration.kind == .magnetometer }),
+           Sysfs.exists(magnetometer.device.sysfsPath + "/name") {
+            // The magnetometer alone still gives a heading (tilt-uncompensated); say the accelerometer is gone.
+            logger.warning("accelerometer failed, continuing without: \(reason)")
+            for driver in drivers where driver.calibration.kind == .accelerometer { driver.stop() }
+            drivers.removeAll { $0.calibration.kind == .accelerometer }
+            onEvent(.available(magnetometer: magnetometer.device.name, accelerometer: nil))
+            return
+        }
+        stopDrivers()
+        becomeUnavailable(reason)
+    }
+
+    private func driverStalled(kind: SensorKind) {
+        guard running, let index = drivers.firstIndex(where: { $0.calibration.kind == kind }) else { return }
+        let old = drivers[index]
+        logger.warning("\(old.device): no data from the IIO buffer within \(configuration.bufferWatchdog); falling back to polling")
+        old.stop()
+        let replacement = makePollingDriver(device: old.device, calibration: old.calibration)
+        do {
+            try replacement.start()
+            drivers[index] = replacement
+        } catch {
+            drivers.remove(at: index)
+            driverFailed(kind: kind, reason: error.description)
+        }
+    }
+
+    /// Sysfs device directories vanish on unbind/unplug; open files may keep working meanwhile.
+    private func checkPresence() {
+        guard running else { return }
+        for driver in drivers where !Sysfs.exists(driver.device.sysfsPath + "/name") {
+            driverFailed(kind: driver.calibration.kind, reason: "\(driver.device) disappeared from sysfs")
+            return
+        }
+    }
+
+    private func stopDrivers() {
+        if let presenceToken { loop.cancel(presenceToken) }
+        presenceToken = nil
+        stoppedThreads = drivers.compactMap { ($0 as? PollingDriver)?.readingThread }
+        for driver in drivers { driver.stop() }
+        drivers.removeAll()
+    }
+
+    private func becomeUnavailable(_ reason: String) {
+        if announcedUnavailable != reason {
+            logger.warning("\(reason); retrying discovery")
+            announcedUnavailable = reason
+            onEvent(.unavailable(reason: reason))
+        }
+        let delay = retryDelay
+        retryDelay = min(retryDelay * 2, .seconds(4))
+        retryToken = loop.schedule(after: delay) { [weak self] in self?.attemptStart() }
+    }
+}

@@ -1,0 +1,118 @@
+// Public vocabulary of the IIO sensor layer: what the daemon configures and what it receives.
+import QiblaCore
+
+/// Which physical quantity an IIO device measures.
+public enum SensorKind: String, Sendable, CaseIterable {
+    /// Magnetic flux density; IIO channel type `magn` (kernel unit gauss, published in microtesla).
+    case magnetometer
+    /// Proper acceleration; IIO channel type `accel` (m/s²).
+    case accelerometer
+
+    /// The IIO channel type prefix in attribute names (`in_<prefix>_x_raw`).
+    public var channelPrefix: String {
+        switch self {
+        case .magnetometer: "magn"
+        case .accelerometer: "accel"
+        }
+    }
+
+    /// Factor from the kernel's unit to the published unit: gauss → microtesla (1 G = 100 µT) for the
+    /// magnetometer, 1 for the accelerometer (kernel ABI `Documentation/ABI/testing/sysfs-bus-iio`:
+    /// `in_magn_*` in gauss, `in_accel_*` in m/s²).
+    public var kernelUnitToPublishedUnit: Double {
+        switch self {
+        case .magnetometer: 100
+        case .accelerometer: 1
+        }
+    }
+}
+
+/// One calibrated reading of a three-axis sensor.
+public struct SensorSample: Sendable, Hashable {
+    public var kind: SensorKind
+    /// Microtesla for the magnetometer, m/s² for the accelerometer; `(raw + offset) × scale` per axis,
+    /// then the mount matrix applied (v' = M·v).
+    public var vector: Vector3
+    /// `CLOCK_MONOTONIC` nanoseconds when read by polling, or the scan's `in_timestamp` channel in
+    /// buffered mode (the layer selects `monotonic` in `current_timestamp_clock` when it can).
+    public var timestampNanoseconds: Int64
+
+    public init(kind: SensorKind, vector: Vector3, timestampNanoseconds: Int64) {
+        self.kind = kind; self.vector = vector; self.timestampNanoseconds = timestampNanoseconds
+    }
+}
+
+/// How samples are taken from the kernel.
+public enum SensorReadingMode: String, Sendable {
+    /// Re-read `in_*_{x,y,z}_raw` sysfs attributes on a dedicated thread (default; works everywhere).
+    case polling
+    /// Enable the IIO buffer and read scans from `/dev/iio:deviceN` (opt-in; falls back to polling
+    /// when no data arrives within one second).
+    case buffered
+}
+
+/// Configuration of a ``SensorHub``.
+public struct SensorConfiguration: Sendable {
+    /// Root of the sysfs tree (`/sys`); tests point it at a fixture tree.
+    public var sysfsRoot: String
+    /// Where the IIO character devices live (`/dev`).
+    public var devRoot: String
+    public var mode: SensorReadingMode
+    /// Requested sample rate in hertz (clamped to 0.1…1000).
+    public var sampleRateHertz: Double
+    /// The `name` attribute of the magnetometer to prefer when several exist.
+    public var preferredMagnetometerName: String?
+    /// The `name` attribute of the accelerometer to prefer when several exist.
+    public var preferredAccelerometerName: String?
+    /// A mount matrix that wins over anything sysfs says (v' = M·v).
+    public var magnetometerMountMatrixOverride: Matrix3?
+    public var accelerometerMountMatrixOverride: Matrix3?
+
+    /// Test hook: called on the sensor thread before every attribute read in polling mode, with the
+    /// file path. Lets tests simulate a slow device (LIS3MDL reads can take 2 s).
+    var beforeAttributeRead: (@Sendable (String) -> Void)?
+    /// Test hook: first delay before rediscovery after the sensors vanish (doubles up to 4 s).
+    var initialRetryDelay: Duration = .milliseconds(250)
+    /// How long buffered mode waits for the first scan before falling back to polling.
+    var bufferWatchdog: Duration = .seconds(1)
+
+    public init(sysfsRoot: String = "/sys", devRoot: String = "/dev", mode: SensorReadingMode = .polling,
+                sampleRateHertz: Double = 20,
+                preferredMagnetometerName: String? = nil, preferredAccelerometerName: String? = nil,
+                magnetometerMountMatrixOverride: Matrix3? = nil, accelerometerMountMatrixOverride: Matrix3? = nil) {
+        self.sysfsRoot = sysfsRoot
+        self.devRoot = devRoot
+        self.mode = mode
+        self.sampleRateHertz = sampleRateHertz
+        self.preferredMagnetometerName = preferredMagnetometerName
+        self.preferredAccelerometerName = preferredAccelerometerName
+        self.magnetometerMountMatrixOverride = magnetometerMountMatrixOverride
+        self.accelerometerMountMatrixOverride = accelerometerMountMatrixOverride
+    }
+
+    /// The requested rate, made finite and clamped to 0.1…1000 Hz.
+    var effectiveSampleRateHertz: Double {
+        guard sampleRateHertz.isFinite else { return 20 }
+        return min(1000, max(0.1, sampleRateHertz))
+    }
+
+    func mountMatrixOverride(for kind: SensorKind) -> Matrix3? {
+        kind == .magnetometer ? magnetometerMountMatrixOverride : accelerometerMountMatrixOverride
+    }
+
+    func preferredName(for kind: SensorKind) -> String? {
+        kind == .magnetometer ? preferredMagnetometerName : preferredAccelerometerName
+    }
+}
+
+/// What a ``SensorHub`` reports, always on the event loop's thread.
+public enum SensorEvent: Sendable {
+    /// Calibrated samples, in the order read (a batch may mix kinds).
+    case samples([SensorSample])
+    /// Sensors were found and opened; the `name` attributes of the chosen devices.
+    case available(magnetometer: String, accelerometer: String?)
+    /// No usable magnetometer (not present, vanished, or failing); discovery is retried while running.
+    case unavailable(reason: String)
+    /// Attribute values that could not be parsed and were dropped; `count` is the total since `start()`.
+    case droppedValue(count: Int)
+}
