@@ -333,6 +333,23 @@ struct GPSDPositionSourceTests {
         gpsd.kill()
     }
 
+    @Test("A connect that hangs (unrouted address) does not block the loop; stop() abandons it")
+    func hangingConnectDoesNotBlockLoop() throws {
+        // 192.0.2.1 is TEST-NET-1 (RFC 5737): never routed, so connect(2) hangs or fails at once.
+        let harness = try SourceHarness(port: 2947, host: "192.0.2.1")
+        var ticks = 0
+        let tick = harness.loop.schedule(after: .milliseconds(100), repeating: .milliseconds(100)) { ticks += 1 }
+        harness.source.start()
+        harness.spin(timeout: 1.5)
+        harness.loop.cancel(tick)
+        #expect(ticks >= 5, "loop turned only \(ticks) times in 1.5 s")
+        #expect(harness.connectedCount == 0)
+        harness.source.stop()
+        #expect(harness.source.armedTimerCount == 0)
+        harness.spin(timeout: 0.5)
+        #expect(harness.events.isEmpty)
+    }
+
     @Test("Accuracy selection: epx/epy, else eph, else nil; negative or NaN ignored")
     func accuracySelection() {
         #expect(GPSDPositionSource.horizontalAccuracy(epx: 3, epy: 4, eph: 9) == 5)

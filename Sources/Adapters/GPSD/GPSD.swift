@@ -163,8 +163,10 @@ public final class GPSDPositionSource {
         self.backoffSeconds = configuration.initialBackoffSeconds
     }
 
+    /// Must run on the loop thread, like every other member: removes this source's watch and timers.
     deinit {
-        session?.close()
+        closeSession()
+        cancel(&retryTimer)
     }
 
     /// Number of timers this source has armed (fix timeout, retry, handshake, drain). Zero when stopped.
