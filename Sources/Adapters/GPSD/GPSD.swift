@@ -1,2 +1,452 @@
-// The libgps position source lands here (issue 4).
-import CGPS
+// QiblaGPSD: the live position source over libgps (gpsd's client library).
+//
+// Protocol: gpsd_json(5) TPV reports requested with `?WATCH={"enable":true,"json":true}`
+// (libgps' `gps_stream(WATCH_ENABLE | WATCH_JSON)`); fix modes as in gps.h (`MODE_NO_FIX` 1,
+// `MODE_2D` 2, `MODE_3D` 3). All raw libgps access is in LibGPS.swift.
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+import Logging
+import QiblaCore
+import QiblaEventLoop
+import SystemPackage
+
+/// Dimension of a satellite fix, as gpsd's TPV `mode`.
+public enum FixMode: Int, Sendable, Equatable {
+    /// Latitude and longitude only (gpsd `MODE_2D`).
+    case twoD = 2
+    /// Latitude, longitude and height (gpsd `MODE_3D`).
+    case threeD = 3
+}
+
+/// One accepted position from gpsd.
+public struct PositionFix: Sendable, Equatable {
+    /// Latitude and longitude in degrees (validated, longitude normalised to [-180, 180)) and height
+    /// above the WGS84 ellipsoid in metres (gpsd `altHAE`; 0 when ``hasAltitude`` is false).
+    public var position: GeodeticPosition
+    /// Radius of horizontal uncertainty, metres: `sqrt(epx² + epy²)` when gpsd gives both per-axis
+    /// estimates (the root-sum-square of the longitude and latitude errors, i.e. the 2D radial error
+    /// built from two per-axis bounds — conservative, never smaller than either axis), otherwise gpsd's
+    /// `eph`, otherwise nil. gpsd documents these as roughly 95 % confidence (gpsd_json(5)).
+    public var horizontalAccuracyMetres: Double?
+    /// Fix time, seconds since the Unix epoch (UTC). When gpsd sent no time, the local wall-clock
+    /// time at which the report arrived.
+    public var timeUnixSeconds: Double
+    /// 2D or 3D.
+    public var mode: FixMode
+    /// Whether gpsd reported a finite height above the ellipsoid (`altHAE`).
+    public var hasAltitude: Bool
+
+    public init(position: GeodeticPosition, horizontalAccuracyMetres: Double?, timeUnixSeconds: Double,
+                mode: FixMode, hasAltitude: Bool) {
+        self.position = position
+        self.horizontalAccuracyMetres = horizontalAccuracyMetres
+        self.timeUnixSeconds = timeUnixSeconds
+        self.mode = mode
+        self.hasAltitude = hasAltitude
+    }
+}
+
+/// What the source reports to its owner, always on the event loop's thread.
+public enum GPSDEvent: Sendable, Equatable {
+    /// gpsd answered (its first JSON report arrived) after ``GPSDPositionSource/start()`` or a reconnect.
+    case connected
+    /// The connection to gpsd ended (closed, read error, not speaking gpsd JSON). Reconnection is
+    /// already scheduled. If a fix was current, ``fixLost`` is sent just before this.
+    case disconnected(reason: String)
+    /// A new valid 2D or 3D fix.
+    case fix(PositionFix)
+    /// The receiver lost its fix (TPV mode 0/1), no fix arrived for `fixTimeoutSeconds`, or the
+    /// connection ended. Sent once per loss; the next ``fix(_:)`` ends it.
+    case fixLost
+}
+
+/// Live position source: a gpsd client driven by a ``QiblaEventLoop/EventLoop``.
+///
+/// - Confined to the loop's thread: create it, call ``start()``/``stop()`` and read its properties
+///   there; ``GPSDEvent``s are delivered there.
+/// - Connects only between ``start()`` and ``stop()`` (gpsd powers the receiver down when nobody
+///   watches). While stopped it holds no socket and no timer.
+/// - The blocking `gps_open` (name resolution and `connect(2)`) runs on a short-lived detached POSIX
+///   thread per attempt and its result is handed back with ``QiblaEventLoop/EventLoop/post(_:)``, so a
+///   slow or unreachable host never stalls the loop. Reading is non-blocking: on readiness the source
+///   calls `gps_read` while `gps_waiting(data, 0)` says libgps still has buffered bytes, at most
+///   ``maximumReportsPerWakeup`` reports per wakeup so an endless stream cannot starve the loop.
+/// - Reconnects with exponential backoff (initial, doubling, capped at the maximum), reset once a
+///   connection delivered a gpsd report. Logs once per state change, not once per retry.
+public final class GPSDPositionSource {
+    /// Connection and timing settings.
+    public struct Configuration: Sendable {
+        /// gpsd host name or address.
+        public var host: String
+        /// gpsd TCP port.
+        public var port: Int
+        /// Seconds without a new fix after which ``GPSDEvent/fixLost`` is reported.
+        public var fixTimeoutSeconds: Double
+        /// First reconnect delay, seconds; doubled after each failed attempt.
+        public var initialBackoffSeconds: Double
+        /// Upper bound of the reconnect delay, seconds.
+        public var maximumBackoffSeconds: Double
+
+        public init(host: String = "localhost", port: Int = 2947, fixTimeoutSeconds: Double = 10.0,
+                    initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 30.0) {
+            self.host = host
+            self.port = port
+            self.fixTimeoutSeconds = fixTimeoutSeconds
+            self.initialBackoffSeconds = initialBackoffSeconds
+            self.maximumBackoffSeconds = maximumBackoffSeconds
+        }
+    }
+
+    /// Counters since creation.
+    public struct Statistics: Sendable, Equatable {
+        /// Fixes published as ``GPSDEvent/fix(_:)``.
+        public var fixes = 0
+        /// 2D/3D reports dropped for non-finite or out-of-range coordinates.
+        public var rejected = 0
+        /// Connection attempts made after a failed attempt or a lost connection.
+        public var reconnects = 0
+        /// Lines from the server that were not gpsd JSON.
+        public var unparsedLines = 0
+        public init() {}
+    }
+
+    /// Reports handled per loop wakeup before yielding to other handlers (the rest is read on the
+    /// next iteration through a zero-delay timer, because `poll` cannot see libgps' own buffer).
+    public static let maximumReportsPerWakeup = 64
+    /// A connection that yields this many consecutive non-JSON lines is dropped as "not gpsd".
+    static let maximumConsecutiveUnparsedLines = 64
+    /// Seconds a connected server gets to send its first gpsd report (gpsd sends VERSION at once).
+    static let handshakeTimeoutSeconds = 5.0
+
+    public let configuration: Configuration
+    private let loop: EventLoop
+    private var logger: Logger
+    private let onEvent: (GPSDEvent) -> Void
+    private let clock = ContinuousClock()
+
+    /// True between ``start()`` and ``stop()``.
+    public private(set) var isActive = false
+    /// True while connected to a server that has sent at least one gpsd report.
+    public private(set) var isConnected = false
+    /// Counters for diagnostics.
+    public private(set) var statistics = Statistics()
+
+    // Connection state (loop thread only).
+    /// Bumped on every attempt and on stop(): results of stale attempts are discarded.
+    private var attempt: UInt64 = 0
+    private var isConnecting = false
+    private var session: LibGPSSession?
+    private var watchToken: EventLoop.Token?
+    private var retryTimer: EventLoop.Token?
+    private var handshakeTimer: EventLoop.Token?
+    private var drainTimer: EventLoop.Token?
+    private var fixTimer: EventLoop.Token?
+    private var backoffSeconds: Double
+    private var failureLogged = false
+    private var consecutiveUnparsedLines = 0
+    private var hasCurrentFix = false
+    private var lastFixInstant: ContinuousClock.Instant?
+    private var rejectionLogged = false
+
+    /// - Parameters:
+    ///   - onEvent: called on the loop thread; it may call ``stop()``.
+    public init(configuration: Configuration = Configuration(), loop: EventLoop, logger: Logger,
+                onEvent: @escaping (GPSDEvent) -> Void) {
+        self.configuration = configuration
+        self.loop = loop
+        self.logger = logger
+        self.logger[metadataKey: "gpsd"] = "\(configuration.host):\(configuration.port)"
+        self.onEvent = onEvent
+        self.backoffSeconds = configuration.initialBackoffSeconds
+    }
+
+    /// Must run on the loop thread, like every other member: removes this source's watch and timers.
+    deinit {
+        closeSession()
+        cancel(&retryTimer)
+    }
+
+    /// Number of timers this source has armed (fix timeout, retry, handshake, drain). Zero when stopped.
+    var armedTimerCount: Int {
+        [retryTimer, handshakeTimer, drainTimer, fixTimer].compactMap { $0 }.filter(loop.isScheduled).count
+    }
+
+    // MARK: Public control
+
+    /// Starts connecting to gpsd and watching. Idempotent.
+    public func start() {
+        guard !isActive else { return }
+        isActive = true
+        backoffSeconds = configuration.initialBackoffSeconds
+        failureLogged = false
+        logger.debug("gpsd position source started")
+        connect()
+    }
+
+    /// Stops watching: sends `WATCH_DISABLE`, closes the socket, cancels every timer. Emits no event.
+    /// A connection attempt still in flight is closed when it completes. Idempotent.
+    public func stop() {
+        guard isActive else { return }
+        isActive = false
+        attempt &+= 1
+        isConnecting = false
+        session?.disableWatch()
+        closeSession()
+        cancel(&retryTimer)
+        isConnected = false
+        hasCurrentFix = false
+        lastFixInstant = nil
+        logger.debug("gpsd position source stopped")
+    }
+
+    // MARK: Connecting
+
+    private func connect() {
+        guard isActive, !isConnecting, session == nil else { return }
+        isConnecting = true
+        attempt &+= 1
+        let thisAttempt = attempt
+        let configuration = self.configuration
+        let loop = self.loop
+        let owner = LoopBound(self)
+        let started = LibGPSSession.openInBackground(host: configuration.host, port: configuration.port) { transfer in
+            loop.post { owner.value?.connectFinished(transfer, attempt: thisAttempt) }
+        }
+        if !started {
+            isConnecting = false
+            connectFailed(reason: "cannot create the connecting thread")
+        }
+    }
+
+    private func connectFinished(_ transfer: LibGPSSession.Transfer, attempt finished: UInt64) {
+        guard isActive, finished == attempt else {
+            if case .success(let stale) = transfer.result { stale.close() }
+            return
+        }
+        isConnecting = false
+        switch transfer.result {
+        case .failure(let error):
+            connectFailed(reason: error.description)
+        case .success(let opened):
+            guard opened.makeNonBlocking(), opened.enableWatch() else {
+                opened.close()
+                connectFailed(reason: "could not send the WATCH request")
+                return
+            }
+            session = opened
+            consecutiveUnparsedLines = 0
+            watchToken = loop.watch(FileDescriptor(rawValue: opened.fileDescriptor), for: .readable) { [unowned self] _ in
+                self.drain()
+            }
+            handshakeTimer = loop.schedule(after: .seconds(Self.handshakeTimeoutSeconds)) { [unowned self] in
+                self.handshakeTimer = nil
+                self.connectionLost(reason: "no gpsd report within \(Self.handshakeTimeoutSeconds) s")
+            }
+        }
+    }
+
+    private func connectFailed(reason: String) {
+        if !failureLogged {
+            failureLogged = true
+            logger.warning("cannot connect to gpsd: \(reason); retrying with backoff up to \(configuration.maximumBackoffSeconds) s")
+        } else {
+            logger.debug("gpsd connect attempt failed: \(reason)")
+        }
+        scheduleRetry()
+    }
+
+    private func scheduleRetry() {
+        guard isActive, retryTimer == nil else { return }
+        let delay = backoffSeconds
+        backoffSeconds = min(backoffSeconds * 2, configuration.maximumBackoffSeconds)
+        retryTimer = loop.schedule(after: .seconds(delay)) { [unowned self] in
+            self.retryTimer = nil
+            self.statistics.reconnects += 1
+            self.connect()
+        }
+    }
+
+    // MARK: Reading
+
+    private func drain() {
+        cancel(&drainTimer)
+        guard let current = session else { return }
+        var handled = 0
+        repeat {
+            switch current.read() {
+            case .closed:
+                connectionLost(reason: "gpsd closed the connection")
+                return
+            case .noCompleteLine:
+                return
+            case .notGPSDJSON:
+                statistics.unparsedLines += 1
+                consecutiveUnparsedLines += 1
+                if consecutiveUnparsedLines >= Self.maximumConsecutiveUnparsedLines {
+                    connectionLost(reason: "the server does not speak gpsd JSON")
+                    return
+                }
+            case .otherReport:
+                reportReceived()
+            case .tpv(let report):
+                reportReceived()
+                handle(report)
+            }
+            // An event handler may have stopped the source or the connection may have changed.
+            guard session === current else { return }
+            handled += 1
+        } while handled < Self.maximumReportsPerWakeup && current.hasBufferedData
+        if handled >= Self.maximumReportsPerWakeup && current.hasBufferedData {
+            drainTimer = loop.schedule(after: .zero) { [unowned self] in
+                self.drainTimer = nil
+                self.drain()
+            }
+        }
+    }
+
+    private func reportReceived() {
+        consecutiveUnparsedLines = 0
+        guard !isConnected else { return }
+        isConnected = true
+        cancel(&handshakeTimer)
+        backoffSeconds = configuration.initialBackoffSeconds
+        failureLogged = false
+        logger.info("connected to gpsd (libgps API \(LibGPSSession.apiMajorVersion))")
+        onEvent(.connected)
+    }
+
+    private func handle(_ report: TPVReport) {
+        guard report.mode >= 2, let mode = FixMode(rawValue: Int(report.mode)) else {
+            if hasCurrentFix { loseFix() }
+            return
+        }
+        let hasAltitude = report.altitudeHAEMetres.isFinite
+        let position: GeodeticPosition
+        do {
+            position = try GeodeticPosition(
+                latitudeDegrees: report.latitudeDegrees, longitudeDegrees: report.longitudeDegrees,
+                heightMetres: hasAltitude ? report.altitudeHAEMetres : 0)
+        } catch {
+            statistics.rejected += 1
+            if !rejectionLogged {
+                rejectionLogged = true
+                logger.warning("dropping gpsd fix with invalid coordinates: \(error)")
+            } else {
+                logger.debug("dropping gpsd fix with invalid coordinates: \(error)")
+            }
+            return
+        }
+        rejectionLogged = false
+        let fix = PositionFix(
+            position: position,
+            horizontalAccuracyMetres: Self.horizontalAccuracy(epx: report.epxMetres, epy: report.epyMetres,
+                                                              eph: report.ephMetres),
+            timeUnixSeconds: report.timeUnixSeconds ?? Self.wallClockSeconds(),
+            mode: mode, hasAltitude: hasAltitude)
+        statistics.fixes += 1
+        hasCurrentFix = true
+        lastFixInstant = clock.now
+        armFixTimer()
+        onEvent(.fix(fix))
+    }
+
+    /// Horizontal uncertainty radius in metres: `sqrt(epx² + epy²)` when both per-axis estimates are
+    /// finite and non-negative, else `eph` when finite and non-negative, else nil.
+    static func horizontalAccuracy(epx: Double, epy: Double, eph: Double) -> Double? {
+        if epx.isFinite, epy.isFinite, epx >= 0, epy >= 0 {
+            return (epx * epx + epy * epy).squareRoot()
+        }
+        if eph.isFinite, eph >= 0 { return eph }
+        return nil
+    }
+
+    private static func wallClockSeconds() -> Double {
+        let now = clock_gettime_realtime()
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
+    }
+
+    // MARK: Fix timeout
+
+    /// One one-shot timer per timeout period, re-armed lazily: each new fix only records its instant.
+    private func armFixTimer() {
+        guard fixTimer == nil else { return }
+        fixTimer = loop.schedule(after: .seconds(configuration.fixTimeoutSeconds)) { [unowned self] in
+            self.fixTimer = nil
+            self.checkFixTimeout()
+        }
+    }
+
+    private func checkFixTimeout() {
+        guard hasCurrentFix, let last = lastFixInstant else { return }
+        let timeout = Duration.seconds(configuration.fixTimeoutSeconds)
+        let elapsed = last.duration(to: clock.now)
+        if elapsed >= timeout {
+            logger.info("no gpsd fix for \(configuration.fixTimeoutSeconds) s")
+            loseFix()
+        } else {
+            fixTimer = loop.schedule(after: timeout - elapsed) { [unowned self] in
+                self.fixTimer = nil
+                self.checkFixTimeout()
+            }
+        }
+    }
+
+    private func loseFix() {
+        hasCurrentFix = false
+        lastFixInstant = nil
+        cancel(&fixTimer)
+        onEvent(.fixLost)
+    }
+
+    // MARK: Disconnecting
+
+    private func connectionLost(reason: String) {
+        let wasConnected = isConnected
+        let hadFix = hasCurrentFix
+        closeSession()
+        isConnected = false
+        hasCurrentFix = false
+        lastFixInstant = nil
+        if wasConnected {
+            logger.warning("disconnected from gpsd: \(reason)")
+            failureLogged = false
+            scheduleRetry()
+            if hadFix { onEvent(.fixLost) }
+            guard isActive else { return }
+            onEvent(.disconnected(reason: reason))
+        } else {
+            connectFailed(reason: reason)
+        }
+    }
+
+    private func closeSession() {
+        if let token = watchToken { loop.cancel(token) }
+        watchToken = nil
+        cancel(&handshakeTimer)
+        cancel(&drainTimer)
+        cancel(&fixTimer)
+        session?.close()
+        session = nil
+    }
+
+    private func cancel(_ token: inout EventLoop.Token?) {
+        if let existing = token { loop.cancel(existing) }
+        token = nil
+    }
+}
+
+/// Carries a loop-confined reference through a `@Sendable` closure (from the connecting thread,
+/// via `EventLoop.post`, back to the loop thread, where alone ``value`` is read).
+private final class LoopBound<Value: AnyObject>: @unchecked Sendable {
+    weak var value: Value?
+    init(_ value: Value) { self.value = value }
+}
+
+private func clock_gettime_realtime() -> timespec {
+    var now = timespec()
+    clock_gettime(CLOCK_REALTIME, &now)
+    return now
+}
