@@ -143,7 +143,8 @@ let package = Package(
             name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaSimulator", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "QiblaGPSDTests", dependencies: ["QiblaGPSD", "QiblaEventLoop", "TestSupport"], swiftSettings: strict),
+            name: "QiblaGPSDTests", dependencies: ["QiblaGPSD", "QiblaEventLoop", "TestSupport"],
+            exclude: ["Logs"], swiftSettings: strict),
         .testTarget(
             name: "QiblaDBusTests", dependencies: ["QiblaDBus", "QiblaEventLoop", "TestSupport"],
             swiftSettings: strict),
