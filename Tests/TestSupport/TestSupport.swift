@@ -59,13 +59,11 @@ public final class ChildProcess: @unchecked Sendable {
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                 currentDirectory: String? = nil) throws {
-        if executable.hasPrefix("/") {
-            process.executableURL = URL(fileURLWithPath: executable)
-            process.arguments = arguments
-        } else {
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = [executable] + arguments
-        }
+        // Threads of the test process block SIGTERM and Foundation's Process hands that mask to
+        // the child, which would then ignore SIGTERM. A one-line exec wrapper clears the mask and
+        // restores default dispositions; the child keeps the wrapper's pid.
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/python3")
+        process.arguments = ["-c", Self.execWrapper, executable] + arguments
         var env = ProcessInfo.processInfo.environment
         for (k, v) in environment ?? [:] { env[k] = v }
         process.environment = env
@@ -85,6 +83,10 @@ public final class ChildProcess: @unchecked Sendable {
         }
         try process.run()
     }
+
+    static let execWrapper = "import os, signal, sys; "
+        + "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE)]; "
+        + "signal.pthread_sigmask(signal.SIG_SETMASK, []); os.execvp(sys.argv[1], sys.argv[1:])"
 
     public var pid: Int32 { process.processIdentifier }
     public var isRunning: Bool { process.isRunning }
