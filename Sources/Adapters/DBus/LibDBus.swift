@@ -110,14 +110,32 @@ enum LibDBus {
             self.init(owning: LibDBus.unwrapAllocation(dbus_message_new_signal(path, interface, member)), locked: false)
         }
 
+        /// A reply to `call`. A call that was never sent (serial 0) has nobody to reply to and
+        /// libdbus would abort on it; the reply is then an orphan that ``Connection/send(_:)`` drops.
         convenience init(methodReturnTo call: Message) {
-            self.init(owning: LibDBus.unwrapAllocation(dbus_message_new_method_return(call.pointer)), locked: false)
+            if call.serial == 0 {
+                self.init(owning: LibDBus.unwrapAllocation(dbus_message_new(DBUS_MESSAGE_TYPE_METHOD_RETURN)), locked: false)
+                isOrphan = true
+            } else {
+                self.init(owning: LibDBus.unwrapAllocation(dbus_message_new_method_return(call.pointer)), locked: false)
+            }
         }
 
-        /// `name` must be a valid error name and `message` free of NUL.
+        /// `name` must be a valid error name and `message` free of NUL. Orphans as for method returns.
         convenience init(errorReplyTo call: Message, name: String, message: String) {
-            self.init(owning: LibDBus.unwrapAllocation(dbus_message_new_error(call.pointer, name, message)), locked: false)
+            if call.serial == 0 {
+                self.init(owning: LibDBus.unwrapAllocation(dbus_message_new(DBUS_MESSAGE_TYPE_ERROR)), locked: false)
+                _ = dbus_message_set_error_name(pointer, name)
+                _ = try? append([.string(message)])
+                isOrphan = true
+            } else {
+                self.init(owning: LibDBus.unwrapAllocation(dbus_message_new_error(call.pointer, name, message)), locked: false)
+            }
         }
+
+        /// A reply without a call to answer: never handed to libdbus for sending (the bus would
+        /// reject it as lacking a reply serial and drop our connection).
+        private(set) var isOrphan = false
 
         func markSent() { isLocked = true }
 
@@ -175,6 +193,9 @@ enum LibDBus {
         guard let pointer else { fatalError("libdbus: out of memory creating a message") }
         return pointer
     }
+
+    /// libdbus accepts only `-1` (its default) or a non-negative timeout and aborts on anything else.
+    private static func timeout(_ milliseconds: Int32) -> Int32 { milliseconds < 0 ? -1 : milliseconds }
 
     private static func withOptionalCString<R>(_ text: String?, _ body: (UnsafePointer<CChar>?) -> R) -> R {
         if let text { text.withCString { body($0) } } else { body(nil) }
@@ -423,7 +444,7 @@ enum LibDBus {
         }
 
         func send(_ message: Message) {
-            guard let pointer else { return }
+            guard let pointer, !message.isOrphan else { return }
             _ = dbus_connection_send(pointer, message.pointer, nil)
             message.markSent()
         }
@@ -438,7 +459,7 @@ enum LibDBus {
             defer { wakeLoopIfDataRemains() }
             message.markSent()
             let (reply, error) = LibDBus.withError {
-                dbus_connection_send_with_reply_and_block(connection, message.pointer, timeoutMilliseconds, $0)
+                dbus_connection_send_with_reply_and_block(connection, message.pointer, LibDBus.timeout(timeoutMilliseconds), $0)
             }
             if let error { throw error }
             guard let reply else { throw DBusError.failed("no reply") }
@@ -450,7 +471,7 @@ enum LibDBus {
             guard let pointer else { return completion(.failure(.disconnected())) }
             var pending: OpaquePointer?
             message.markSent()
-            guard dbus_connection_send_with_reply(pointer, message.pointer, &pending, timeoutMilliseconds) != 0 else {
+            guard dbus_connection_send_with_reply(pointer, message.pointer, &pending, LibDBus.timeout(timeoutMilliseconds)) != 0 else {
                 return completion(.failure(.noMemory))
             }
             guard let pending else { return completion(.failure(.disconnected())) }
@@ -466,7 +487,7 @@ enum LibDBus {
 
         func readWriteDispatch(timeoutMilliseconds: Int32) -> Bool {
             guard let pointer else { return false }
-            return dbus_connection_read_write_dispatch(pointer, timeoutMilliseconds) != 0
+            return dbus_connection_read_write_dispatch(pointer, LibDBus.timeout(timeoutMilliseconds)) != 0
         }
 
         func close() {
@@ -600,7 +621,7 @@ enum LibDBus {
         case .notHandled:
             return DBUS_HANDLER_RESULT_NOT_YET_HANDLED
         case .handled(let reply):
-            if let reply {
+            if let reply, !reply.raw.isOrphan {
                 _ = dbus_connection_send(connection, reply.raw.pointer, nil)
                 reply.raw.markSent()
             }
