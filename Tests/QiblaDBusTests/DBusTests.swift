@@ -375,6 +375,30 @@ struct QiblaDBusTests {
         #expect(attachedLost == 1, "reported once")
     }
 
+    @Test func aHandlerMayCloseItsOwnConnection() throws {
+        let bus = try PrivateBus()
+        let loop = try EventLoop()
+        let server = try DBusConnection(.address(bus.address))
+        let client = try DBusConnection(.address(bus.address))
+        defer { server.close(); client.close() }
+        server.attach(to: loop)
+        client.attach(to: loop)
+        var served = 0
+        server.registerObject(path: "/quit") { [unowned server] call in
+            served += 1
+            server.close()
+            return call.methodReturn()
+        }
+        var results: [Result<DBusMessage, DBusError>] = []
+        for _ in 0..<3 {
+            client.callAsync(DBusMessage.methodCall(destination: server.uniqueName, path: "/quit", interface: nil,
+                                                    member: "Quit")) { results.append($0) }
+        }
+        #expect(try spin(loop) { results.count == 3 })
+        #expect(served == 1, "no dispatch after close")
+        #expect(results.allSatisfy { (try? $0.get()) == nil }, "the server went away without replying")
+    }
+
     @Test func closeReleasesHandlersAndDetachesFromTheLoop() throws {
         final class Witness {}
         let bus = try PrivateBus()
@@ -391,9 +415,22 @@ struct QiblaDBusTests {
                                                         interface: "org.freedesktop.DBus.Peer", member: "Ping")) { _ in
                 _ = strong
             }
+            // A call that will never be answered is still pending at close.
+            let silent = try DBusConnection(.address(bus.address))
+            defer { silent.close() }
+            var abandoned: Result<DBusMessage, DBusError>?
+            connection.callAsync(DBusMessage.methodCall(destination: silent.uniqueName, path: "/", interface: nil,
+                                                        member: "Hang")) { result in
+                _ = strong
+                abandoned = result
+            }
             #expect(try spin(loop, seconds: 0.3) { false } == false)
+            #expect(abandoned == nil)
             connection.close()
             connection.close()  // idempotent
+            #expect(throws: DBusError.self) { try abandoned?.get() }
+            #expect((try? abandoned?.get()) == nil)
+            if case .failure(let error)? = abandoned { #expect(error.name == DBusError.disconnectedName) }
             #expect(throws: DBusError.self) { try connection.addMatch("type='signal'") }
         }
         #expect(witness == nil, "libdbus released every Swift box")

@@ -343,6 +343,9 @@ enum LibDBus {
     final class Connection {
         private var pointer: OpaquePointer?
         private var binding: LoopBinding?
+        private var filterBox: UnsafeMutableRawPointer?
+        /// Async calls still waiting; completed with `Disconnected` by ``close()``.
+        fileprivate var outstanding: [ObjectIdentifier: PendingReply] = [:]
 
         init(_ bus: BusAddress, router: MessageRouter) throws(DBusError) {
             LibDBus.initialize()
@@ -373,6 +376,7 @@ enum LibDBus {
                 throw DBusError.noMemory
             }
             pointer = opened
+            filterBox = box
         }
 
         deinit { close() }
@@ -402,9 +406,13 @@ enum LibDBus {
                 Unmanaged.passRetained(binding).toOpaque(), LibDBus.releaseBinding)
             dbus_connection_set_wakeup_main_function(
                 pointer, LibDBus.wakeUp, Unmanaged.passRetained(binding).toOpaque(), LibDBus.releaseBinding)
-            binding.dispatchHook = loop.beforeSleeping {
+            binding.dispatchHook = loop.beforeSleeping { [binding] in  // strong: the cycle ends when close() cancels the hook
                 // Convert buffered data to messages and run handlers until libdbus has nothing left.
-                while dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_DATA_REMAINS {
+                // A handler may close the connection: hold a reference and stop once closed.
+                guard !binding.isClosed else { return }
+                dbus_connection_ref(pointer)
+                defer { dbus_connection_unref(pointer) }
+                while !binding.isClosed, dbus_connection_get_dispatch_status(pointer) == DBUS_DISPATCH_DATA_REMAINS {
                     _ = dbus_connection_dispatch(pointer)
                 }
             }
@@ -475,14 +483,16 @@ enum LibDBus {
                 return completion(.failure(.noMemory))
             }
             guard let pending else { return completion(.failure(.disconnected())) }
-            let box = Unmanaged.passRetained(PendingReply(completion)).toOpaque()
+            let reply = PendingReply(completion, pending: pending, owner: self)
+            let box = Unmanaged.passRetained(reply).toOpaque()
             guard dbus_pending_call_set_notify(pending, LibDBus.pendingCallDone, box, LibDBus.releasePendingReply) != 0 else {
                 Unmanaged<PendingReply>.fromOpaque(box).release()
                 dbus_pending_call_cancel(pending)
                 dbus_pending_call_unref(pending)
                 return completion(.failure(.noMemory))
             }
-            // Our reference to `pending` is dropped in `pendingCallDone`.
+            outstanding[ObjectIdentifier(reply)] = reply
+            // Our reference to `pending` is dropped in `pendingCallDone` or `close()`.
         }
 
         func readWriteDispatch(timeoutMilliseconds: Int32) -> Bool {
@@ -494,8 +504,24 @@ enum LibDBus {
             guard let pointer else { return }
             self.pointer = nil
             if let binding {
+                binding.isClosed = true
                 if let hook = binding.dispatchHook { binding.loop.cancel(hook) }
                 binding.dispatchHook = nil
+            }
+            // Pending calls hold references to the connection; cancel them so it can be finalised,
+            // and tell their callers (each completion runs exactly once).
+            let waiting = outstanding.values
+            outstanding = [:]
+            for reply in waiting {
+                guard let pending = reply.pending else { continue }
+                reply.pending = nil
+                dbus_pending_call_cancel(pending)
+                reply.completion(.failure(.disconnected("the connection was closed")))
+                dbus_pending_call_unref(pending)  // frees the notify box
+            }
+            if let filterBox {
+                dbus_connection_remove_filter(pointer, LibDBus.filter, filterBox)  // releases the router
+                self.filterBox = nil
             }
             dbus_connection_close(pointer)  // calls removeWatch/removeTimeout for everything still registered
             if binding != nil {
@@ -517,6 +543,7 @@ enum LibDBus {
         let thread: pthread_t
         var tokens: [OpaquePointer: EventLoop.Token] = [:]
         var dispatchHook: EventLoop.Token?
+        var isClosed = false
 
         init(loop: EventLoop, connection: OpaquePointer) {
             self.loop = loop
@@ -633,7 +660,14 @@ enum LibDBus {
 
     final class PendingReply {
         let completion: (Result<DBusMessage, DBusError>) -> Void
-        init(_ completion: @escaping (Result<DBusMessage, DBusError>) -> Void) { self.completion = completion }
+        /// Our reference from `dbus_connection_send_with_reply`; nil once completed or cancelled.
+        var pending: OpaquePointer?
+        weak var owner: Connection?
+        init(_ completion: @escaping (Result<DBusMessage, DBusError>) -> Void, pending: OpaquePointer, owner: Connection) {
+            self.completion = completion
+            self.pending = pending
+            self.owner = owner
+        }
     }
 
     private static let releasePendingReply: DBusFreeFunction = { data in
@@ -643,6 +677,9 @@ enum LibDBus {
     private static let pendingCallDone: DBusPendingCallNotifyFunction = { pending, data in
         guard let pending, let data else { return }
         let box = Unmanaged<PendingReply>.fromOpaque(data).takeUnretainedValue()
+        guard box.pending != nil else { return }
+        box.pending = nil
+        box.owner?.outstanding[ObjectIdentifier(box)] = nil
         let reply = dbus_pending_call_steal_reply(pending)
         dbus_pending_call_unref(pending)  // the reference from dbus_connection_send_with_reply
         guard let reply else { return box.completion(.failure(.failed("pending call completed without a reply"))) }
