@@ -125,7 +125,10 @@ public struct Geodesic: Sendable {
             swap(&lat1, &lat2)
             lambda12Degrees = -lambda12Degrees
         }
-        let mirroredNorthSouth = lat1 > 0
+        // Mirror when φ1 ≥ 0 (so +0 too): between two equatorial points beyond the equatorial
+        // limit the two symmetric shortest geodesics tie, and this picks the one GeographicLib
+        // reports (initial azimuth in [0°, 90°] for eastward pairs).
+        let mirroredNorthSouth = !(lat1 < 0)
         if mirroredNorthSouth {
             lat1 = -lat1
             lat2 = -lat2
