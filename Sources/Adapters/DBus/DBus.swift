@@ -1,1 +1,0 @@
-// The libdbus-1 wrapper lands here (issue 3).

@@ -1,0 +1,169 @@
+// A D-Bus message (D-Bus Specification 0.41, "Message Format"): header fields plus a body of
+// typed arguments. The libdbus object underneath is reference counted by ``LibDBus/Message``.
+
+/// The four message types of the D-Bus Specification ("Message Types").
+public enum DBusMessageType: Sendable, Hashable {
+    case methodCall, methodReturn, error, signal
+}
+
+/// A D-Bus message. Messages built here are writable until they are sent; messages received
+/// from the bus are read-only (``append(_:)`` throws `InvalidArgs` for them).
+///
+/// Not `Sendable`: like the connection, a message belongs to the event-loop thread.
+public final class DBusMessage {
+    let raw: LibDBus.Message
+
+    init(raw: LibDBus.Message) { self.raw = raw }
+
+    /// A method call. `path`, `interface`, `member` and `destination` must be syntactically valid
+    /// (see ``DBusNames``); names are compile-time constants in qiblad, so an invalid one is a
+    /// programming error and stops the process. Use ``methodCall(validatingDestination:path:interface:member:)``
+    /// for names that come from user input.
+    public static func methodCall(destination: String?, path: String, interface: String?, member: String) -> DBusMessage {
+        do {
+            return try methodCall(validatingDestination: destination, path: path, interface: interface, member: member)
+        } catch {
+            preconditionFailure("DBusMessage.methodCall: \(error)")
+        }
+    }
+
+    /// A method call, throwing `InvalidArgs` for malformed names instead of stopping.
+    public static func methodCall(validatingDestination destination: String?, path: String, interface: String?,
+                                  member: String) throws(DBusError) -> DBusMessage {
+        if let destination, !DBusNames.isValidBusName(destination) {
+            throw .invalidArgs("invalid bus name \"\(destination)\"")
+        }
+        try checkPath(path)
+        if let interface, !DBusNames.isValidInterfaceName(interface) {
+            throw .invalidArgs("invalid interface name \"\(interface)\"")
+        }
+        try checkMember(member)
+        return DBusMessage(raw: LibDBus.Message(methodCallTo: destination, path: path, interface: interface, member: member))
+    }
+
+    /// A signal emitted from `path`. Invalid names stop the process (see ``methodCall(destination:path:interface:member:)``).
+    public static func signal(path: String, interface: String, member: String) -> DBusMessage {
+        do {
+            return try signal(validatingPath: path, interface: interface, member: member)
+        } catch {
+            preconditionFailure("DBusMessage.signal: \(error)")
+        }
+    }
+
+    /// A signal, throwing `InvalidArgs` for malformed names instead of stopping.
+    public static func signal(validatingPath path: String, interface: String, member: String) throws(DBusError) -> DBusMessage {
+        try checkPath(path)
+        guard DBusNames.isValidInterfaceName(interface) else { throw .invalidArgs("invalid interface name \"\(interface)\"") }
+        try checkMember(member)
+        return DBusMessage(raw: LibDBus.Message(signalFrom: path, interface: interface, member: member))
+    }
+
+    /// A method return addressed to the sender of this message, with an empty body.
+    public func methodReturn() -> DBusMessage {
+        DBusMessage(raw: LibDBus.Message(methodReturnTo: raw))
+    }
+
+    /// An error reply to this message. An invalid `name` is replaced by
+    /// `org.freedesktop.DBus.Error.Failed` (with the bad name prepended to the message) rather than crashing;
+    /// NUL characters in `message` are dropped.
+    public func errorReply(name: String, message: String) -> DBusMessage {
+        let validName = DBusNames.isValidErrorName(name) ? name : DBusError.failedName
+        var text = validName == name ? message : "\(name): \(message)"
+        if text.utf8.contains(0) { text = String(text.unicodeScalars.filter { $0 != "\0" }) }
+        return DBusMessage(raw: LibDBus.Message(errorReplyTo: raw, name: validName, message: text))
+    }
+
+    /// An error reply carrying `error`'s name and message.
+    public func errorReply(_ error: DBusError) -> DBusMessage { errorReply(name: error.name, message: error.message) }
+
+    // MARK: Header fields
+
+    public var type: DBusMessageType {
+        switch raw.typeCode {
+        case 1: .methodCall
+        case 2: .methodReturn
+        case 3: .error
+        default: .signal  // libdbus never hands out INVALID (0); future types are treated like signals.
+        }
+    }
+    /// Unique bus name of the sender (set by the bus daemon).
+    public var sender: String? { raw.header(.sender) }
+    public var destination: String? { raw.header(.destination) }
+    public var path: String? { raw.header(.path) }
+    public var interface: String? { raw.header(.interface) }
+    public var member: String? { raw.header(.member) }
+    /// Signature of the body, e.g. `sd`; empty for no arguments.
+    public var signature: String { raw.header(.signature) ?? "" }
+    /// Error name of an error message.
+    public var errorName: String? { raw.header(.errorName) }
+    /// Serial number assigned when the message was sent; 0 before.
+    public var serial: UInt32 { raw.serial }
+    /// Serial of the message this one replies to; 0 for calls and signals.
+    public var replySerial: UInt32 { raw.replySerial }
+
+    /// Whether the caller asked for no reply (`NO_REPLY_EXPECTED` flag). Setting it on a sent or
+    /// received message is ignored.
+    public var noReplyExpected: Bool {
+        get { raw.noReplyExpected }
+        set { if !raw.isLocked { raw.noReplyExpected = newValue } }
+    }
+
+    /// Sets the destination bus name (e.g. for a unicast signal).
+    public func setDestination(_ name: String?) throws(DBusError) {
+        if let name, !DBusNames.isValidBusName(name) { throw .invalidArgs("invalid bus name \"\(name)\"") }
+        guard !raw.isLocked else { throw .invalidArgs("the message was already sent or received") }
+        raw.setDestination(name)
+    }
+
+    // MARK: Body
+
+    /// Appends `values` to the body. All values are checked first (see ``DBusValue``), so on a
+    /// throw nothing was appended.
+    public func append(_ values: DBusValue...) throws(DBusError) {
+        try append(contentsOf: values)
+    }
+
+    /// Appends `values` to the body. All values are checked first, so on a throw nothing was appended.
+    public func append(contentsOf values: [DBusValue]) throws(DBusError) {
+        guard !raw.isLocked else { throw .invalidArgs("the message was already sent or received") }
+        for value in values { try value.validate() }
+        try raw.append(values)
+    }
+
+    /// Decodes every argument of the body (all types of ``DBusValue``; unsupported ones such as
+    /// Unix file descriptors throw `NotSupported`).
+    public func arguments() throws(DBusError) -> [DBusValue] {
+        try raw.arguments()
+    }
+
+    /// Decodes the body and checks that its signature is exactly `expected`; otherwise throws
+    /// `InvalidArgs` naming both signatures, ready to send back with ``errorReply(_:)``.
+    public func arguments(expecting expected: String) throws(DBusError) -> [DBusValue] {
+        guard signature == expected else {
+            throw .invalidArgs("expected arguments of type \"\(expected)\", got \"\(signature)\"")
+        }
+        return try arguments()
+    }
+
+    /// For an error message: its name and its first string argument as a ``DBusError``.
+    public var error: DBusError? {
+        guard type == .error else { return nil }
+        let text = (try? arguments())?.first?.string ?? ""
+        return DBusError(name: errorName ?? DBusError.failedName, message: text)
+    }
+
+    private static func checkPath(_ path: String) throws(DBusError) {
+        guard DBusNames.isValidObjectPath(path) else { throw .invalidArgs("invalid object path \"\(path)\"") }
+    }
+
+    private static func checkMember(_ member: String) throws(DBusError) {
+        guard DBusNames.isValidMemberName(member) else { throw .invalidArgs("invalid member name \"\(member)\"") }
+    }
+}
+
+extension DBusMessage: CustomStringConvertible {
+    public var description: String {
+        "DBusMessage(\(type), sender: \(sender ?? "-"), path: \(path ?? "-"), "
+            + "interface: \(interface ?? "-"), member: \(member ?? errorName ?? "-"), signature: \"\(signature)\")"
+    }
+}

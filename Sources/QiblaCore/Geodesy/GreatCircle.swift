@@ -1,0 +1,26 @@
+/// Great-circle (spherical) bearings, as used by published Qibla tables and the Adhan libraries.
+public enum GreatCircle {
+    /// Initial great-circle bearing from `from` to `to`, degrees clockwise from true north in [0, 360).
+    ///
+    /// The spherical formula (forward azimuth of spherical trigonometry; e.g. Snyder, *Map
+    /// Projections — A Working Manual*, USGS PP 1395 (1987), ch. 5) applied directly to the
+    /// **geodetic** latitudes φ, as every Qibla table does:
+    ///
+    ///     θ = atan2(sin Δλ cos φ2, cos φ1 sin φ2 − sin φ1 cos φ2 cos Δλ),  Δλ = λ2 − λ1.
+    ///
+    /// At a pole the bearing follows the meridian of the given longitude (at the north pole with
+    /// longitude λ, 0° points along the meridian λ + 180°, so the result is 180° − Δλ).
+    ///
+    /// - Returns: `nil` when the bearing is undefined: coincident or exactly antipodal points (both
+    ///   atan2 arguments zero).
+    public static func initialBearingDegrees(from: GeodeticPosition, to: GeodeticPosition) -> Double? {
+        let (sinPhi1, cosPhi1) = Geodesic.sinCosDegrees(from.latitudeDegrees)
+        let (sinPhi2, cosPhi2) = Geodesic.sinCosDegrees(to.latitudeDegrees)
+        let deltaLambda = Geodesic.longitudeDifferenceDegrees(from: from.longitudeDegrees, to: to.longitudeDegrees)
+        let (sinDeltaLambda, cosDeltaLambda) = Geodesic.sinCosDegrees(deltaLambda)
+        let east = sinDeltaLambda * cosPhi2
+        let north = cosPhi1 * sinPhi2 - sinPhi1 * cosPhi2 * cosDeltaLambda
+        guard east != 0 || north != 0 else { return nil }
+        return Angle.normalized360(Angle.degrees(atan2(east, north)))
+    }
+}
