@@ -24,7 +24,22 @@ func fail(_ message: String, status: Int32 = 2) -> ExitCode {
 }
 
 func printError(_ message: String) {
-    _ = (message + "\n").withCString { fputs($0, stderr) }
+    writeAll(2, message + "\n")
+}
+
+/// Prints a line to stdout at once (no stdio buffering, so `monitor` output reaches a pipe live).
+func printLine(_ message: String) {
+    writeAll(1, message + "\n")
+}
+
+func writeAll(_ fd: Int32, _ text: String) {
+    var bytes = Array(text.utf8)[...]
+    while !bytes.isEmpty {
+        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+        if n < 0 && errno == EINTR { continue }
+        if n <= 0 { return }
+        bytes = bytes.dropFirst(n)
+    }
 }
 
 // MARK: qibla (no daemon needed)
@@ -237,8 +252,7 @@ struct Monitor: ParsableCommand {
         try connection.addMatch("type='signal',sender='\(QibladClient.name)',path='\(QibladClient.path)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
         try connection.addMatch("type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(QibladClient.name)'")
         _ = try QibladClient.call(connection, "ClaimCompass")
-        print(StatusLine(current).text)
-        fflush(stdout)
+        printLine(StatusLine(current).text)
 
         var status: Int32 = 0
         connection.attach(to: loop)
@@ -260,8 +274,7 @@ struct Monitor: ParsableCommand {
                     changed.append("\(k)=\(v.displayText)")
                 }
             }
-            print("\(changed.joined(separator: " ")) | \(StatusLine(current).text)")
-            fflush(stdout)
+            printLine("\(changed.joined(separator: " ")) | \(StatusLine(current).text)")
         }
         connection.onDisconnected = {
             printError("qiblactl: the bus went away")

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Logging
 import QiblaCore
+import QiblaDBus
 import QiblaSimulator
 
 /// `qiblad --demo`: a simulated PinePhone turning slowly in the hand, written as a fake IIO sysfs
@@ -59,10 +60,13 @@ final class DemoSession {
             var waited = 0
             while access(directory + "/bus", F_OK) != 0 && waited < 100 { usleep(50_000); waited += 1 }
             setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
-            print("qiblad demo: no session bus, started a private one. In another terminal run:")
-            print("  export DBUS_SESSION_BUS_ADDRESS=\(address)")
-            print("  qiblactl monitor")
-            fflush(stdout)
+            let hint = """
+                qiblad demo: no session bus, so it started a private one. In another terminal run:
+                  export DBUS_SESSION_BUS_ADDRESS=\(address)
+                  qiblactl monitor
+
+                """
+            _ = hint.withCString { write(1, $0, strlen($0)) }
         }
         logger.info("demo: simulated PinePhone in \(directory)/sys at \(location), turning around the Qibla (\(qibla)°)")
         return DemoSession(simulator: simulator, directory: directory, busDaemonPID: busPID, logger: logger)

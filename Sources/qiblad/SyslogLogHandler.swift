@@ -36,7 +36,12 @@ struct SyslogLogHandler: LogHandler {
             line += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
         line += "\n"
-        _ = line.withCString { fputs($0, stderr) }
-        fflush(stderr)
+        var bytes = Array(line.utf8)[...]
+        while !bytes.isEmpty {
+            let n = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
+            if n < 0 && errno == EINTR { continue }
+            if n <= 0 { return }
+            bytes = bytes.dropFirst(n)
+        }
     }
 }

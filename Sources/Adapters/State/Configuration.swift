@@ -175,5 +175,6 @@ public func readTextFile(_ path: String) -> Result<String?, TextFileError> {
 /// Why a text file could not be read.
 public struct TextFileError: Error, Sendable, CustomStringConvertible {
     public var message: String
+    public init(message: String) { self.message = message }
     public var description: String { message }
 }

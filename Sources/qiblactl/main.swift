@@ -1,1 +1,0 @@
-print("qiblactl: not yet")
