@@ -168,18 +168,18 @@ public final class SimulatedDevice {
     /// The raw counts for a value in the device frame, in microtesla (magnetometer) or m/s²
     /// (accelerometer): sensor-frame value s = M⁻¹·v (so that the consumer, applying M, recovers v),
     /// converted to the kernel unit, then raw = round(s / scale) − offset, saturated to the chip range.
-    /// (Inverse of the ABI's value = (raw + offset) × scale.) Non-finite components give raw 0.
-    public func rawCounts(forDeviceFrameValue value: Vector3) -> [Int] {
-        let sensor = inverseMountMatrix * value
+    /// (Inverse of the ABI's value = (raw + offset) × scale.)
+    /// - Throws: ``SimulatorError/invalidArgument(_:)`` when a component is not finite.
+    public func rawCounts(forDeviceFrameValue value: Vector3) throws(SimulatorError) -> [Int] {
+        guard value.isFinite else { throw .invalidArgument("sample \(value) is not finite") }
+        let sensor = configuration.mountMatrix == nil ? value : inverseMountMatrix * value
         let style = configuration.style
         let unit = style.kind.kernelUnitsPerSimulatorUnit
         let offset = configuration.rawOffset ?? 0
+        let low = Double(style.rawRange.lowerBound) - 1e6, high = Double(style.rawRange.upperBound) + 1e6
         return [sensor.x, sensor.y, sensor.z].map { component in
-            let counts = (component * unit / style.scale).rounded()
-            guard counts.isFinite else { return 0 }
-            let bounded = min(max(counts, Double(style.rawRange.lowerBound) - 1e6), Double(style.rawRange.upperBound) + 1e6)
-            let raw = Int(bounded) - offset
-            return min(max(raw, style.rawRange.lowerBound), style.rawRange.upperBound)
+            let counts = min(max((component * unit / style.scale).rounded(), low), high)
+            return min(max(Int(counts) - offset, style.rawRange.lowerBound), style.rawRange.upperBound)
         }
     }
 
@@ -187,9 +187,10 @@ public final class SimulatedDevice {
     /// one scan of the enabled channels with `timestampNanoseconds` in `in_timestamp`.
     /// - Parameter value: device-frame vector, microtesla (magnetometer) or m/s² (accelerometer).
     /// - Returns: the raw counts written (x, y, z).
+    /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a non-finite value (nothing is written).
     @discardableResult
     public func writeSample(_ value: Vector3, timestampNanoseconds: Int64) throws(SimulatorError) -> [Int] {
-        let raw = rawCounts(forDeviceFrameValue: value)
+        let raw = try rawCounts(forDeviceFrameValue: value)
         let t = configuration.style.kind.channelType
         for (axis, count) in zip(Self.axes, raw) {
             try write("in_\(t)_\(axis)_raw", String(count), mode: configuration.writeMode)
