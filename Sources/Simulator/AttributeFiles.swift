@@ -71,9 +71,7 @@ enum FileSystem {
             let serial = temporaryFileCounter.add(1, ordering: .relaxed).newValue
             let temporary = "\(directory)/.\(base).tmp-\(getpid())-\(serial)"
             do {
-                let fd = try FileDescriptor.open(
-                    FilePath(temporary), .writeOnly, options: [.create, .truncate],
-                    permissions: [.ownerReadWrite, .groupRead, .otherRead])
+                let fd = try openFile(temporary, .writeOnly, options: [.create, .truncate, .closeOnExec])
                 try fd.closeAfter { _ = try fd.writeAll(text.utf8) }
             } catch {
                 unlink(temporary)
@@ -86,9 +84,7 @@ enum FileSystem {
             }
         case .inPlace:
             do {
-                let fd = try FileDescriptor.open(
-                    FilePath(path), .writeOnly, options: [.create],
-                    permissions: [.ownerReadWrite, .groupRead, .otherRead])
+                let fd = try openFile(path, .writeOnly, options: [.create, .closeOnExec])
                 try fd.closeAfter {
                     let bytes = Array(text.utf8)
                     _ = try fd.writeAll(toAbsoluteOffset: 0, bytes)
@@ -102,11 +98,24 @@ enum FileSystem {
 
     /// The content of a small file (≤ 4 KiB), or nil when it cannot be read.
     static func readSmallFile(_ path: String) -> String? {
-        guard let fd = try? FileDescriptor.open(FilePath(path), .readOnly) else { return nil }
+        guard let fd = try? openFile(path, .readOnly, options: [.closeOnExec]) else { return nil }
         defer { try? fd.close() }
         var buffer = [UInt8](repeating: 0, count: 4096)
         guard let n = try? buffer.withUnsafeMutableBytes({ try fd.read(into: $0) }) else { return nil }
         return String(decoding: buffer[..<n], as: UTF8.self)
+    }
+
+    /// `FileDescriptor.open` through a C string: building a `FilePath` per call costs far more than the
+    /// system call in debug builds, and attributes are rewritten many times a second.
+    static func openFile(_ path: String, _ mode: FileDescriptor.AccessMode,
+                         options: FileDescriptor.OpenOptions) throws(Errno) -> FileDescriptor {
+        do {
+            return try path.withCString { p in
+                try FileDescriptor.open(p, mode, options: options, permissions: [.ownerReadWrite, .groupRead, .otherRead])
+            }
+        } catch {
+            throw (error as? Errno) ?? .ioError
+        }
     }
 
     /// True when `path` names an existing file system object.
