@@ -68,7 +68,7 @@ struct Run: ParsableCommand {
     @Option(help: "Latitude, degrees north.") var lat: Double
     @Option(help: "Longitude, degrees east.") var lon: Double
     @Option(help: "Height above the WGS84 ellipsoid, metres.") var heightM: Double = 0
-    @Option(help: "True heading of the top edge, degrees (constant).") var headingDeg: Double?
+    @Option(help: "True heading of the top edge, degrees (the base heading with --turning).") var headingDeg: Double?
     @Option(help: "Pitch, degrees (top edge up positive).") var pitchDeg: Double = 0
     @Option(help: "Roll, degrees (right edge down positive).") var rollDeg: Double = 0
     @Flag(help: "Turn slowly in the hand: heading ± 20° over 20 s with a small tilt wobble.") var turning = false
@@ -91,7 +91,6 @@ struct Run: ParsableCommand {
         guard noiseUt.isFinite, noiseUt >= 0, accelNoise.isFinite, accelNoise >= 0 else {
             throw ValidationError("noise must be a finite number ≥ 0")
         }
-        if headingDeg != nil && turning { throw ValidationError("give either --heading-deg or --turning") }
         for value in [headingDeg ?? 0, pitchDeg, rollDeg, interferenceAt ?? 0, interferenceDuration, heightM]
         where !value.isFinite { throw ValidationError("angles and times must be finite") }
     }
