@@ -1,1 +1,150 @@
-print("qibla-sim: not yet")
+// qibla-sim: builds and drives a fake IIO sensor tree that qiblad reads with --sysfs-root/--dev-root.
+import ArgumentParser
+import QiblaCore
+import QiblaSimulator
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+extension PhoneModel: ExpressibleByArgument {}
+
+/// A vector argument "x,y,z" (write negative first components as --option=-1,2,3).
+struct VectorArgument: ExpressibleByArgument, Sendable {
+    var vector: Vector3
+    init?(argument: String) {
+        let parts = argument.split(separator: ",").map { Double($0.trimmingCharacters()) }
+        guard parts.count == 3, let x = parts[0], let y = parts[1], let z = parts[2],
+              x.isFinite, y.isFinite, z.isFinite else { return nil }
+        vector = Vector3(x, y, z)
+    }
+}
+
+extension Substring {
+    fileprivate func trimmingCharacters() -> String {
+        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
+    }
+}
+
+struct TreeOptions: ParsableArguments {
+    @Option(help: "Root of the fake sysfs (devices go to ROOT/bus/iio/devices).")
+    var root: String
+    @Option(help: "Directory for the buffered-mode FIFOs iio:deviceN (default: ROOT/dev).")
+    var devRoot: String?
+    @Option(help: "Phone preset: pinephone, pinephone-pro, librem5, qualcomm.")
+    var phone: PhoneModel
+    @Flag(help: "Create scan elements, buffer, trigger and a FIFO per device (triggered-buffer mode).")
+    var buffered = false
+
+    var resolvedDevRoot: String { devRoot ?? "\(root)/dev" }
+}
+
+
+struct QiblaSim: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "qibla-sim",
+        abstract: "Simulated IIO magnetometer and accelerometer for qiblad.",
+        subcommands: [Create.self, Run.self])
+}
+
+struct Create: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Create the fake sysfs tree of a phone (values zero) and exit.")
+    @OptionGroup var tree: TreeOptions
+
+    func run() throws {
+        let scene = Scene(earthFieldNEDMicrotesla: .zero, trajectory: .flatOnTable(headingDegrees: 0))
+        let simulator = try Simulator(phone: tree.phone, scene: scene, sysfsRoot: tree.root,
+                                      devRoot: tree.resolvedDevRoot, buffered: tree.buffered)
+        describe(simulator)
+        simulator.close()
+    }
+}
+
+struct Run: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Create the tree, then write samples of a simulated scene in real time.")
+    @OptionGroup var tree: TreeOptions
+    @Option(help: "Latitude, degrees north.") var lat: Double
+    @Option(help: "Longitude, degrees east.") var lon: Double
+    @Option(help: "Height above the WGS84 ellipsoid, metres.") var heightM: Double = 0
+    @Option(help: "True heading of the top edge, degrees (the base heading with --turning).") var headingDeg: Double?
+    @Option(help: "Pitch, degrees (top edge up positive).") var pitchDeg: Double = 0
+    @Option(help: "Roll, degrees (right edge down positive).") var rollDeg: Double = 0
+    @Flag(help: "Turn slowly in the hand: heading ± 20° over 20 s with a small tilt wobble.") var turning = false
+    @Option(help: "Samples per second.") var rate: Double = 20
+    @Option(help: "Seconds to run (default: until killed).") var duration: Double?
+    @Option(help: "Magnetometer noise standard deviation, µT per axis.") var noiseUt: Double = 0.5
+    @Option(help: "Accelerometer noise standard deviation, m/s² per axis.") var accelNoise: Double = 0.02
+    @Option(help: "Hard-iron offset x,y,z in µT, device frame (use --hard-iron=-1,2,3 for a leading minus).")
+    var hardIron: VectorArgument?
+    @Option(help: "Scene time (s) at which a magnet appears near the phone.") var interferenceAt: Double?
+    @Option(help: "How long the interference lasts, s.") var interferenceDuration: Double = 5
+    @Option(help: "Interference field x,y,z, µT, device frame.") var interferenceUt: VectorArgument?
+    @Option(help: "Earth field N,E,D in µT instead of WMM2025 (e.g. for tests).") var fieldUt: VectorArgument?
+    @Option(help: "Decimal year for WMM2025 (default: now).") var decimalYear: Double?
+    @Option(help: "Noise seed.") var seed: UInt64 = 0x5EED
+
+    func validate() throws {
+        guard rate.isFinite, rate > 0, rate <= 10_000 else { throw ValidationError("--rate must be in (0, 10000]") }
+        if let duration, !(duration.isFinite && duration >= 0) { throw ValidationError("--duration must be ≥ 0") }
+        guard noiseUt.isFinite, noiseUt >= 0, accelNoise.isFinite, accelNoise >= 0 else {
+            throw ValidationError("noise must be a finite number ≥ 0")
+        }
+        for value in [headingDeg ?? 0, pitchDeg, rollDeg, interferenceAt ?? 0, interferenceDuration, heightM]
+        where !value.isFinite { throw ValidationError("angles and times must be finite") }
+    }
+
+    func run() throws {
+        let position = try GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon, heightMetres: heightM)
+        let trajectory: OrientationTrajectory = turning
+            ? .turningInHand(baseHeadingDegrees: headingDeg ?? 0)
+            : .constant(DeviceOrientation(headingDegrees: headingDeg ?? 0, pitchDegrees: pitchDeg, rollDegrees: rollDeg))
+        var interferences: [Interference] = []
+        if let at = interferenceAt {
+            interferences.append(Interference(startSeconds: at, durationSeconds: interferenceDuration,
+                                              fieldMicrotesla: interferenceUt?.vector ?? Vector3(40, -25, 10)))
+        }
+        var scene: Scene
+        if let field = fieldUt {
+            scene = Scene(earthFieldNEDMicrotesla: field.vector, trajectory: trajectory, position: position)
+        } else {
+            let year = decimalYear ?? DecimalYear.from(unixSeconds: Self.realtimeSeconds())
+            scene = Scene(position: position, decimalYear: year, trajectory: trajectory)
+        }
+        scene.magnetometerNoiseMicrotesla = noiseUt
+        scene.accelerometerNoiseMetresPerSecondSquared = accelNoise
+        scene.hardIronOffsetMicrotesla = hardIron?.vector ?? .zero
+        scene.interferences = interferences
+
+        let origin = Int64((Self.realtimeSeconds() * 1e9).rounded())
+        let simulator = try Simulator(phone: tree.phone, scene: scene, sysfsRoot: tree.root, devRoot: tree.resolvedDevRoot,
+                                      buffered: tree.buffered, seed: seed, timestampOriginNanoseconds: origin)
+        describe(simulator)
+        let f = scene.earthFieldNEDMicrotesla
+        print("earth field N,E,D µT: \(f.x), \(f.y), \(f.z); declination: \(scene.declinationDegrees.map { "\($0)°" } ?? "undefined")")
+        if let h = scene.expectedMagneticHeading(at: 0) { print("expected magnetic heading at t=0: \(h)°") }
+        if let h = scene.expectedBackCameraHeading(at: 0) { print("expected back-camera magnetic heading at t=0: \(h)°") }
+        fflush(nil)
+        try simulator.run(rateHertz: rate, durationSeconds: duration)
+    }
+
+    static func realtimeSeconds() -> Double {
+        var ts = timespec()
+        clock_gettime(CLOCK_REALTIME, &ts)
+        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
+    }
+}
+
+func describe(_ simulator: Simulator) {
+    if let c = simulator.magnetometerConfiguration, let d = simulator.magnetometerDirectory {
+        print("magnetometer \(c.name) (\(c.style.rawValue)\(c.isBuffered ? ", buffered" : "")): \(d)")
+    } else {
+        print("magnetometer: none")
+    }
+    if let c = simulator.accelerometerConfiguration, let d = simulator.accelerometerDirectory {
+        print("accelerometer \(c.name) (\(c.style.rawValue)\(c.isBuffered ? ", buffered" : "")): \(d)")
+    }
+    fflush(nil)
+}
+QiblaSim.main()

@@ -1,0 +1,132 @@
+// Low-level file helpers for the fake sysfs tree: directories, atomic attribute rewrites, FIFOs.
+// Only the stdlib, Glibc and swift-system (no Foundation).
+import SystemPackage
+import Synchronization
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Why the simulator could not do what it was asked. The description is a sentence fit for stderr.
+public enum SimulatorError: Error, Equatable, Sendable, CustomStringConvertible {
+    /// `mkdir(2)` failed for `path` with `errno`.
+    case cannotCreateDirectory(path: String, errno: Int32)
+    /// Creating, writing or renaming the file at `path` failed with `errno`.
+    case cannotWrite(path: String, errno: Int32)
+    /// `mkfifo(3)` or opening the FIFO at `path` failed with `errno`.
+    case cannotCreateFIFO(path: String, errno: Int32)
+    /// A mount matrix that cannot be inverted (singular or not finite); the simulator must apply M⁻¹.
+    case singularMountMatrix(String)
+    /// A parameter outside its domain (non-finite value, rate ≤ 0, unknown phone...).
+    case invalidArgument(String)
+
+    public var description: String {
+        switch self {
+        case .cannotCreateDirectory(let p, let e): "cannot create directory \(p): \(String(cString: strerror(e)))"
+        case .cannotWrite(let p, let e): "cannot write \(p): \(String(cString: strerror(e)))"
+        case .cannotCreateFIFO(let p, let e): "cannot create FIFO \(p): \(String(cString: strerror(e)))"
+        case .singularMountMatrix(let m): "mount matrix \(m) is not invertible"
+        case .invalidArgument(let s): s
+        }
+    }
+}
+
+/// How an attribute file is replaced when a new value is written.
+public enum AttributeWriteMode: Sendable, Equatable {
+    /// Write a temporary file in the same directory, then `rename(2)` it over the attribute.
+    /// A reader that `open`s the attribute for each read sees either the whole old or the whole new
+    /// value, never an empty or partial one. A reader that keeps a descriptor open and `pread`s
+    /// offset 0 keeps seeing the *old* inode: readers of the fake tree must re-open per read.
+    case rename
+    /// `pwrite` at offset 0 then `ftruncate` to the new length, on the same inode. Readers that keep a
+    /// descriptor open see new values, but may transiently observe a mix of old and new bytes.
+    case inPlace
+}
+
+/// Serial number for temporary file names (unique within the process; the pid separates processes).
+private let temporaryFileCounter = Atomic<UInt64>(0)
+
+enum FileSystem {
+    /// `mkdir -p`.
+    static func makeDirectories(_ path: String) throws(SimulatorError) {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
+            current += "/" + component
+            if mkdir(current, 0o755) != 0 {
+                let e = errno
+                if e == EEXIST { continue }
+                throw .cannotCreateDirectory(path: current, errno: e)
+            }
+        }
+    }
+
+    /// Replaces the content of `path` by `text` (see ``AttributeWriteMode``).
+    static func writeAttribute(_ path: String, _ text: String, mode: AttributeWriteMode = .rename) throws(SimulatorError) {
+        switch mode {
+        case .rename:
+            let slash = path.lastIndex(of: "/")
+            let directory = slash.map { String(path[..<$0]) } ?? "."
+            let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
+            let serial = temporaryFileCounter.add(1, ordering: .relaxed).newValue
+            let temporary = "\(directory)/.\(base).tmp-\(getpid())-\(serial)"
+            do {
+                let fd = try openFile(temporary, .writeOnly, options: [.create, .truncate, .closeOnExec])
+                try fd.closeAfter { _ = try fd.writeAll(text.utf8) }
+            } catch {
+                unlink(temporary)
+                throw .cannotWrite(path: temporary, errno: (error as? Errno)?.rawValue ?? EIO)
+            }
+            if rename(temporary, path) != 0 {
+                let e = errno
+                unlink(temporary)
+                throw .cannotWrite(path: path, errno: e)
+            }
+        case .inPlace:
+            do {
+                let fd = try openFile(path, .writeOnly, options: [.create, .closeOnExec])
+                try fd.closeAfter {
+                    let bytes = Array(text.utf8)
+                    _ = try fd.writeAll(toAbsoluteOffset: 0, bytes)
+                    try fd.resize(to: Int64(bytes.count))
+                }
+            } catch {
+                throw .cannotWrite(path: path, errno: (error as? Errno)?.rawValue ?? EIO)
+            }
+        }
+    }
+
+    /// The content of a small file (≤ 4 KiB), or nil when it cannot be read.
+    static func readSmallFile(_ path: String) -> String? {
+        guard let fd = try? openFile(path, .readOnly, options: [.closeOnExec]) else { return nil }
+        defer { try? fd.close() }
+        var buffer = [UInt8](repeating: 0, count: 4096)
+        guard let n = try? buffer.withUnsafeMutableBytes({ try fd.read(into: $0) }) else { return nil }
+        return String(decoding: buffer[..<n], as: UTF8.self)
+    }
+
+    /// `FileDescriptor.open` through a C string: building a `FilePath` per call costs far more than the
+    /// system call in debug builds, and attributes are rewritten many times a second.
+    static func openFile(_ path: String, _ mode: FileDescriptor.AccessMode,
+                         options: FileDescriptor.OpenOptions) throws(Errno) -> FileDescriptor {
+        do {
+            return try path.withCString { p in
+                try FileDescriptor.open(p, mode, options: options, permissions: [.ownerReadWrite, .groupRead, .otherRead])
+            }
+        } catch {
+            throw (error as? Errno) ?? .ioError
+        }
+    }
+
+    /// True when `path` names an existing file system object.
+    static func exists(_ path: String) -> Bool {
+        var info = stat()
+        return stat(path, &info) == 0
+    }
+
+    /// Creates (or re-creates) a FIFO at `path`, mode 0644.
+    static func makeFIFO(_ path: String) throws(SimulatorError) {
+        if exists(path) { unlink(path) }
+        if mkfifo(path, 0o644) != 0 { throw .cannotCreateFIFO(path: path, errno: errno) }
+    }
+}

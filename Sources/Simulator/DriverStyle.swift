@@ -1,0 +1,132 @@
+// The sysfs shape of the Linux IIO drivers the simulator imitates.
+// Kernel ABI: Documentation/ABI/testing/sysfs-bus-iio — a channel's value in the ABI unit is
+// (in_<type>_<axis>_raw + in_<type>_offset) × in_<type>[_<axis>]_scale; magnetic field in gauss
+// (1 gauss = 100 µT), acceleration in m/s².
+
+/// What a simulated IIO device measures.
+public enum SensorKind: String, Sendable, Equatable, CaseIterable {
+    case magnetometer, accelerometer
+
+    /// The IIO channel type used in attribute names (`in_magn_x_raw`, `in_accel_x_raw`).
+    public var channelType: String {
+        switch self {
+        case .magnetometer: "magn"
+        case .accelerometer: "accel"
+        }
+    }
+
+    /// Multiply a value in the simulator's unit (microtesla, m/s²) by this to get the kernel ABI unit
+    /// (gauss, m/s²). 1 gauss = 100 µT.
+    public var kernelUnitsPerSimulatorUnit: Double {
+        switch self {
+        case .magnetometer: 0.01
+        case .accelerometer: 1
+        }
+    }
+}
+
+/// The attribute layout of one Linux IIO driver, as seen under `/sys/bus/iio/devices/iio:deviceN`.
+/// Scale strings are what the simulator writes (the kernel's fixed-point formatting).
+public enum DriverStyle: String, Sendable, Equatable, CaseIterable {
+    /// ST LIS3MDL magnetometer (`st_magn`): per-axis `in_magn_{x,y,z}_scale` = 0.000146156 gauss/LSB
+    /// (±4 gauss range, 6842 LSB/gauss, LIS3MDL datasheet table 3), `sampling_frequency`,
+    /// triggered buffer, little-endian s16 scans.
+    case lis3mdl
+    /// Voltafield AF8133J magnetometer: shared `in_magn_scale` = 0.0001 gauss/LSB, no sampling
+    /// frequency, no trigger and therefore no buffered mode in the simulator.
+    case af8133j
+    /// ST LSM9DS1 magnetometer part (`st_magn`, LIS3MDL-compatible registers): like ``lis3mdl``.
+    /// Presets use it without a mount matrix.
+    case lsm9ds1Magn
+    /// InvenSense MPU-6050/6500 accelerometer (`inv_mpu6050`): shared `in_accel_scale` = 0.000598
+    /// m/s²/LSB (±2 g, 16384 LSB/g), big-endian s16 scans.
+    case mpu6050
+    /// ST LSM6DSx accelerometer (`st_lsm6dsx`): shared `in_accel_scale` = 0.000598205 m/s²/LSB
+    /// (±2 g, 61 µg/LSB), little-endian s16 scans.
+    case lsm6dsx
+
+    public var kind: SensorKind {
+        switch self {
+        case .lis3mdl, .af8133j, .lsm9ds1Magn: .magnetometer
+        case .mpu6050, .lsm6dsx: .accelerometer
+        }
+    }
+
+    /// The `name` attribute the driver reports unless a preset overrides it.
+    public var defaultName: String {
+        switch self {
+        case .lis3mdl: "lis3mdl"
+        case .af8133j: "af8133j"
+        case .lsm9ds1Magn: "lsm9ds1_magn"
+        case .mpu6050: "mpu6050"
+        case .lsm6dsx: "lsm6dsl_accel"
+        }
+    }
+
+    /// The scale attribute text, in gauss/LSB (magnetometers) or m/s²/LSB (accelerometers).
+    public var scaleText: String {
+        switch self {
+        case .lis3mdl, .lsm9ds1Magn: "0.000146156"
+        case .af8133j: "0.000100"
+        case .mpu6050: "0.000598"
+        case .lsm6dsx: "0.000598205"
+        }
+    }
+
+    /// The scale as a number (parsed from ``scaleText``).
+    public var scale: Double { Double(scaleText)! }
+
+    /// True when each axis has its own `in_<type>_<axis>_scale`; false for one shared `in_<type>_scale`.
+    public var hasPerAxisScale: Bool {
+        switch self {
+        case .lis3mdl, .lsm9ds1Magn: true
+        case .af8133j, .mpu6050, .lsm6dsx: false
+        }
+    }
+
+    /// `sampling_frequency` (Hz) as written at creation, or nil when the driver has none.
+    public var samplingFrequencyText: String? {
+        switch self {
+        case .lis3mdl, .lsm9ds1Magn: "20"
+        case .af8133j: nil
+        case .mpu6050: "50"
+        case .lsm6dsx: "52.000"
+        }
+    }
+
+    /// `sampling_frequency_available` (Hz, space separated), or nil when the driver has none.
+    public var samplingFrequencyAvailableText: String? {
+        switch self {
+        case .lis3mdl, .lsm9ds1Magn: "0.625 1.25 2.5 5 10 20 40 80"
+        case .af8133j: nil
+        case .mpu6050: "10 20 50 100 200 500"
+        case .lsm6dsx: "12.500 26.000 52.000 104.000 208.000 416.000"
+        }
+    }
+
+    /// True when the driver registers a trigger (`trigger/current_trigger`, a `triggerN` device) and a
+    /// buffer. Buffered mode is only simulated for such styles.
+    public var supportsBufferedMode: Bool { self != .af8133j }
+
+    /// The scan element `_type` of each axis (`[be|le]:[s|u]bits/storagebits>>shift`).
+    public var axisScanTypeText: String {
+        switch self {
+        case .mpu6050: "be:s16/16>>0"
+        default: "le:s16/16>>0"
+        }
+    }
+
+    /// The attribute that carries the mount matrix when one is configured. Real kernels spell it
+    /// `mount_matrix`, `in_mount_matrix` or `in_<type>_mount_matrix` depending on the driver's
+    /// `IIO_MOUNT_MATRIX` sharing; the simulator spreads the spellings across styles.
+    public var defaultMountMatrixAttribute: String {
+        switch self {
+        case .lis3mdl, .af8133j, .lsm9ds1Magn: "in_magn_mount_matrix"
+        case .mpu6050: "in_accel_mount_matrix"
+        case .lsm6dsx: "mount_matrix"
+        }
+    }
+
+    /// The range of raw counts the chip can produce (16-bit two's complement); values saturate.
+    public var rawRange: ClosedRange<Int> { -32768...32767 }
+}

@@ -1,0 +1,243 @@
+// A fake IIO device under <sysfsRoot>/bus/iio/devices/iio:deviceN, plus its buffer character device
+// stand-in <devRoot>/iio:deviceN. Kernel ABI: Documentation/ABI/testing/sysfs-bus-iio.
+import QiblaCore
+import SystemPackage
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#endif
+
+/// Writes and updates the sysfs files of one simulated IIO magnetometer or accelerometer.
+///
+/// Tree written by ``init(configuration:sysfsRoot:devRoot:)`` (for `iio:deviceN`):
+/// - `name`; `in_<t>_{x,y,z}_raw` (t = `magn` or `accel`);
+/// - `in_<t>_{x,y,z}_scale` (per-axis styles) or `in_<t>_scale`; `in_<t>_offset` when
+///   ``Configuration/rawOffset`` is set;
+/// - the mount matrix attribute (`"a, b, c; d, e, f; g, h, i"`) when ``Configuration/mountMatrix`` is set;
+/// - `sampling_frequency` and `sampling_frequency_available` when the style has them;
+/// - when ``Configuration/buffered`` and the style supports it: `scan_elements/in_<t>_{x,y,z}_{en,index,type}`
+///   (indices 0, 1, 2), `scan_elements/in_timestamp_{en,index,type}` (index 3, `le:s64/64>>0`),
+///   `buffer/{enable,length,watermark}`, `trigger/current_trigger` (empty), a trigger device
+///   `<sysfsRoot>/bus/iio/devices/triggerN/name` = `<name>-dev<N>`, and the FIFO `<devRoot>/iio:deviceN`.
+///   All `_en` and `buffer/enable` start at `0`, as in the kernel; the consumer enables them.
+///
+/// Buffered stand-in: `<devRoot>/iio:deviceN` is a **FIFO** (named pipe). The simulator opens it
+/// `O_RDWR | O_NONBLOCK` (Linux: never blocks, no reader needed), so a consumer may open it
+/// `O_RDONLY | O_NONBLOCK` at any time and `poll` for `POLLIN`; it never sees end-of-file while the
+/// simulator lives. A scan (≤ 4 KiB, so each `write` is atomic) is written only while
+/// `buffer/enable` reads `1`, and it contains exactly the channels whose `_en` reads `1`, packed as
+/// ``ScanLayout`` describes. When the pipe is full the scan is dropped (counted in ``droppedScans``),
+/// like a kernel buffer overrun.
+///
+/// Not thread-safe: use from one thread at a time (``Simulator`` serialises access).
+public final class SimulatedDevice {
+    /// What to create.
+    public struct Configuration: Sendable, Equatable {
+        public var style: DriverStyle
+        /// N in `iio:deviceN`.
+        public var deviceIndex: Int
+        /// The `name` attribute.
+        public var name: String
+        /// The mount matrix M the kernel would report (device-frame vector = M · sensor-frame vector);
+        /// nil writes no mount matrix attribute (identity).
+        public var mountMatrix: Matrix3?
+        /// Which attribute holds the mount matrix.
+        public var mountMatrixAttribute: String
+        /// `in_<t>_offset` in raw counts, or nil for no offset attribute (offset 0).
+        public var rawOffset: Int?
+        /// Create scan elements, buffer, trigger and the FIFO (ignored when the style has no buffer).
+        public var buffered: Bool
+        /// How `_raw` files are rewritten.
+        public var writeMode: AttributeWriteMode
+
+        public init(style: DriverStyle, deviceIndex: Int, name: String? = nil, mountMatrix: Matrix3? = nil,
+                    mountMatrixAttribute: String? = nil, rawOffset: Int? = nil, buffered: Bool = false,
+                    writeMode: AttributeWriteMode = .rename) {
+            self.style = style
+            self.deviceIndex = deviceIndex
+            self.name = name ?? style.defaultName
+            self.mountMatrix = mountMatrix
+            self.mountMatrixAttribute = mountMatrixAttribute ?? style.defaultMountMatrixAttribute
+            self.rawOffset = rawOffset
+            self.buffered = buffered
+            self.writeMode = writeMode
+        }
+
+        /// True when buffered mode is requested and the style supports it.
+        public var isBuffered: Bool { buffered && style.supportsBufferedMode }
+    }
+
+    public let configuration: Configuration
+    /// `<sysfsRoot>/bus/iio/devices/iio:deviceN`.
+    public let directory: String
+    /// `<devRoot>/iio:deviceN` (exists only in buffered mode).
+    public let characterDevicePath: String
+    /// The layout when all four channels (x, y, z, timestamp) are enabled.
+    public let fullScanLayout: ScanLayout
+    /// Scans not written because the FIFO was full.
+    public private(set) var droppedScans = 0
+    /// Scans written to the FIFO.
+    public private(set) var writtenScans = 0
+
+    private let inverseMountMatrix: Matrix3
+    private var fifo: FileDescriptor?
+
+    /// Axis suffixes in index order.
+    public static let axes = ["x", "y", "z"]
+
+    /// Creates the device's directory and attribute files (replacing existing ones).
+    /// - Throws: ``SimulatorError/singularMountMatrix(_:)`` for a non-invertible matrix,
+    ///   ``SimulatorError/invalidArgument(_:)`` for a negative index, file errors otherwise.
+    public init(configuration: Configuration, sysfsRoot: String, devRoot: String) throws(SimulatorError) {
+        guard configuration.deviceIndex >= 0 else { throw .invalidArgument("device index must be ≥ 0") }
+        if let m = configuration.mountMatrix {
+            guard let inverse = m.inverse, m.isFinite else { throw .singularMountMatrix(m.description) }
+            inverseMountMatrix = inverse
+        } else {
+            inverseMountMatrix = .identity
+        }
+        self.configuration = configuration
+        let devices = "\(sysfsRoot)/bus/iio/devices"
+        directory = "\(devices)/iio:device\(configuration.deviceIndex)"
+        characterDevicePath = "\(devRoot)/iio:device\(configuration.deviceIndex)"
+        let t = configuration.style.kind.channelType
+        let axisType = ScanType(parsing: configuration.style.axisScanTypeText)!
+        let timestampType = ScanType(isBigEndian: false, isSigned: true, realBits: 64, storageBits: 64, shift: 0)
+        fullScanLayout = ScanLayout(channels: Self.axes.enumerated().map {
+            ScanChannel(name: "in_\(t)_\($0.element)", index: $0.offset, type: axisType)
+        } + [ScanChannel(name: "in_timestamp", index: 3, type: timestampType)])
+
+        let style = configuration.style
+        try FileSystem.makeDirectories(directory)
+        try write("name", configuration.name)
+        for axis in Self.axes { try write("in_\(t)_\(axis)_raw", "0") }
+        if style.hasPerAxisScale {
+            for axis in Self.axes { try write("in_\(t)_\(axis)_scale", style.scaleText) }
+        } else {
+            try write("in_\(t)_scale", style.scaleText)
+        }
+        if let offset = configuration.rawOffset { try write("in_\(t)_offset", String(offset)) }
+        if let m = configuration.mountMatrix {
+            try write(configuration.mountMatrixAttribute, Self.mountMatrixText(m))
+        }
+        if let f = style.samplingFrequencyText { try write("sampling_frequency", f) }
+        if let a = style.samplingFrequencyAvailableText { try write("sampling_frequency_available", a) }
+        if configuration.isBuffered {
+            try FileSystem.makeDirectories("\(directory)/scan_elements")
+            try FileSystem.makeDirectories("\(directory)/buffer")
+            try FileSystem.makeDirectories("\(directory)/trigger")
+            for channel in fullScanLayout.channels {
+                try write("scan_elements/\(channel.name)_en", "0")
+                try write("scan_elements/\(channel.name)_index", String(channel.index))
+                try write("scan_elements/\(channel.name)_type", channel.type.description)
+            }
+            try write("buffer/enable", "0")
+            try write("buffer/length", "128")
+            try write("buffer/watermark", "1")
+            try write("trigger/current_trigger", "")
+            let trigger = "\(devices)/trigger\(configuration.deviceIndex)"
+            try FileSystem.makeDirectories(trigger)
+            try FileSystem.writeAttribute("\(trigger)/name", "\(configuration.name)-dev\(configuration.deviceIndex)\n")
+            try FileSystem.makeDirectories(devRoot)
+            try FileSystem.makeFIFO(characterDevicePath)
+            let fd = open(characterDevicePath, O_RDWR | O_NONBLOCK | O_CLOEXEC)
+            guard fd >= 0 else { throw .cannotCreateFIFO(path: characterDevicePath, errno: errno) }
+            fifo = FileDescriptor(rawValue: fd)
+        }
+    }
+
+    deinit { try? fifo?.close() }
+
+    /// Closes the FIFO (consumers then see end-of-file). Attribute files stay.
+    public func close() {
+        try? fifo?.close()
+        fifo = nil
+    }
+
+    /// The kernel's mount matrix text, `"a, b, c; d, e, f; g, h, i"` (integers without a decimal point).
+    public static func mountMatrixText(_ m: Matrix3) -> String {
+        func f(_ v: Double) -> String {
+            if v == v.rounded(), abs(v) < 1e9 { return String(Int(v)) }
+            return String(v)
+        }
+        let rows = [m.row0, m.row1, m.row2].map { "\(f($0.x)), \(f($0.y)), \(f($0.z))" }
+        return rows.joined(separator: "; ")
+    }
+
+    /// The raw counts for a value in the device frame, in microtesla (magnetometer) or m/s²
+    /// (accelerometer): sensor-frame value s = M⁻¹·v (so that the consumer, applying M, recovers v),
+    /// converted to the kernel unit, then raw = round(s / scale) − offset, saturated to the chip range.
+    /// (Inverse of the ABI's value = (raw + offset) × scale.)
+    /// - Throws: ``SimulatorError/invalidArgument(_:)`` when a component is not finite.
+    public func rawCounts(forDeviceFrameValue value: Vector3) throws(SimulatorError) -> [Int] {
+        guard value.isFinite else { throw .invalidArgument("sample \(value) is not finite") }
+        let sensor = configuration.mountMatrix == nil ? value : inverseMountMatrix * value
+        let style = configuration.style
+        let unit = style.kind.kernelUnitsPerSimulatorUnit
+        let offset = configuration.rawOffset ?? 0
+        let low = Double(style.rawRange.lowerBound) - 1e6, high = Double(style.rawRange.upperBound) + 1e6
+        return [sensor.x, sensor.y, sensor.z].map { component in
+            let counts = min(max((component * unit / style.scale).rounded(), low), high)
+            return min(max(Int(counts) - offset, style.rawRange.lowerBound), style.rawRange.upperBound)
+        }
+    }
+
+    /// Writes one sample: the three `_raw` attributes and, in buffered mode with `buffer/enable` = 1,
+    /// one scan of the enabled channels with `timestampNanoseconds` in `in_timestamp`.
+    /// - Parameter value: device-frame vector, microtesla (magnetometer) or m/s² (accelerometer).
+    /// - Returns: the raw counts written (x, y, z).
+    /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a non-finite value (nothing is written).
+    @discardableResult
+    public func writeSample(_ value: Vector3, timestampNanoseconds: Int64) throws(SimulatorError) -> [Int] {
+        let raw = try rawCounts(forDeviceFrameValue: value)
+        let t = configuration.style.kind.channelType
+        for (axis, count) in zip(Self.axes, raw) {
+            try write("in_\(t)_\(axis)_raw", String(count), mode: configuration.writeMode)
+        }
+        if let fifo, isBufferEnabled {
+            let layout = ScanLayout(channels: fullScanLayout.channels.filter { isEnabled($0.name) })
+            if layout.scanBytes > 0 {
+                var values: [String: Int64] = ["in_timestamp": timestampNanoseconds]
+                for (axis, count) in zip(Self.axes, raw) { values["in_\(t)_\(axis)"] = Int64(count) }
+                let scan = layout.pack(values)
+                do {
+                    let n = try scan.withUnsafeBytes { try fifo.write($0) }
+                    guard n == scan.count else { throw Errno.ioError }
+                    writtenScans += 1
+                } catch let error as Errno where error == .resourceTemporarilyUnavailable {
+                    droppedScans += 1
+                } catch {
+                    throw .cannotWrite(path: characterDevicePath, errno: (error as? Errno)?.rawValue ?? EIO)
+                }
+            }
+        }
+        return raw
+    }
+
+    /// True when `buffer/enable` currently reads `1`.
+    public var isBufferEnabled: Bool {
+        FileSystem.readSmallFile("\(directory)/buffer/enable").map(Self.trimmed) == "1"
+    }
+
+    /// Sets every `_en` and `buffer/enable` to 1 — what a consumer does before reading scans
+    /// (for tests that read the FIFO themselves).
+    public func enableAllScanElements() throws(SimulatorError) {
+        guard configuration.isBuffered else { return }
+        for channel in fullScanLayout.channels { try write("scan_elements/\(channel.name)_en", "1") }
+        try write("buffer/enable", "1")
+    }
+
+    private func isEnabled(_ channel: String) -> Bool {
+        FileSystem.readSmallFile("\(directory)/scan_elements/\(channel)_en").map(Self.trimmed) == "1"
+    }
+
+    private static func trimmed(_ s: String) -> String {
+        String(s.filter { !$0.isWhitespace })
+    }
+
+    /// Writes `<directory>/<relative>` with the kernel's trailing newline.
+    private func write(_ relative: String, _ text: String, mode: AttributeWriteMode = .rename) throws(SimulatorError) {
+        try FileSystem.writeAttribute("\(directory)/\(relative)", text + "\n", mode: mode)
+    }
+}
