@@ -42,6 +42,11 @@ public enum AttributeWriteMode: Sendable, Equatable {
     /// `pwrite` at offset 0 then `ftruncate` to the new length, on the same inode. Readers that keep a
     /// descriptor open see new values, but may transiently observe a mix of old and new bytes.
     case inPlace
+    /// Like the kernel: the attribute keeps its inode and a constant length. Values are right-aligned
+    /// in a fixed-width field (`"  -123\n"`, 7 bytes for any 16-bit count) and written with one
+    /// `pwrite` at offset 0 and no truncation, so a reader that keeps the descriptor open and
+    /// `pread`s offset 0 — as qiblad does with real sysfs — sees each new value whole. The default.
+    case fixedWidthInPlace
 }
 
 /// Serial number for temporary file names (unique within the process; the pid separates processes).
@@ -81,6 +86,15 @@ enum FileSystem {
                 let e = errno
                 unlink(temporary)
                 throw .cannotWrite(path: path, errno: e)
+            }
+        case .fixedWidthInPlace:
+            do {
+                let fd = try openFile(path, .writeOnly, options: [.create, .closeOnExec])
+                try fd.closeAfter {
+                    _ = try fd.writeAll(toAbsoluteOffset: 0, Array(text.utf8))
+                }
+            } catch {
+                throw .cannotWrite(path: path, errno: (error as? Errno)?.rawValue ?? EIO)
             }
         case .inPlace:
             do {

@@ -53,7 +53,7 @@ public final class SimulatedDevice {
 
         public init(style: DriverStyle, deviceIndex: Int, name: String? = nil, mountMatrix: Matrix3? = nil,
                     mountMatrixAttribute: String? = nil, rawOffset: Int? = nil, buffered: Bool = false,
-                    writeMode: AttributeWriteMode = .rename) {
+                    writeMode: AttributeWriteMode = .fixedWidthInPlace) {
             self.style = style
             self.deviceIndex = deviceIndex
             self.name = name ?? style.defaultName
@@ -193,7 +193,11 @@ public final class SimulatedDevice {
         let raw = try rawCounts(forDeviceFrameValue: value)
         let t = configuration.style.kind.channelType
         for (axis, count) in zip(Self.axes, raw) {
-            try write("in_\(t)_\(axis)_raw", String(count), mode: configuration.writeMode)
+            var text = String(count)
+            if configuration.writeMode == .fixedWidthInPlace {
+                text = String(repeating: " ", count: max(0, 6 - text.count)) + text
+            }
+            try write("in_\(t)_\(axis)_raw", text, mode: configuration.writeMode)
         }
         if let fifo, isBufferEnabled {
             let layout = ScanLayout(channels: fullScanLayout.channels.filter { isEnabled($0.name) })

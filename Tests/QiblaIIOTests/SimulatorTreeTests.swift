@@ -144,7 +144,7 @@ struct SimulatorTreeTests {
         #expect(raw == [32767, -32768, 68])  // 1 µT = 0.01 gauss = 68.4 counts
         #expect(throws: SimulatorError.self) { try device.writeSample(Vector3(1, .nan, 1), timestampNanoseconds: 0) }
         #expect(throws: SimulatorError.self) { try device.writeSample(Vector3(.infinity, 1, 1), timestampNanoseconds: 0) }
-        #expect(try readText("\(device.directory)/in_magn_x_raw") == "32767\n")  // unchanged by the refused samples
+        #expect(try readText("\(device.directory)/in_magn_x_raw") .trimmingCharacters(in: .whitespaces) == "32767\n")  // unchanged by the refused samples
     }
 
     @Test("a singular mount matrix is refused")
@@ -156,22 +156,31 @@ struct SimulatorTreeTests {
         }
     }
 
-    @Test("a reader never sees an empty or partial value during rewrites")
-    func atomicRewrites() throws {
+    @Test("a reader never sees an empty or partial value during rewrites",
+          arguments: [AttributeWriteMode.rename, .fixedWidthInPlace])
+    func atomicRewrites(mode: AttributeWriteMode) throws {
         let scratch = ScratchDirectory()
-        let device = try SimulatedDevice(configuration: .init(style: .af8133j, deviceIndex: 0),
+        let device = try SimulatedDevice(configuration: .init(style: .af8133j, deviceIndex: 0, writeMode: mode),
                                          sysfsRoot: scratch.sysfs, devRoot: scratch.dev)
         // Alternate between a long and a short value so a torn or truncated read would show.
         let long = Vector3(-123.45, 0, 0), short = Vector3(0.07, 0, 0)
-        let valid: Set<String> = ["0\n", "-12345\n", "7\n"]
+        let valid: Set<String> = mode == .rename ? ["0\n", "-12345\n", "7\n"] : ["     0\n", "-12345\n", "     7\n"]
         let path = "\(device.directory)/in_magn_x_raw"
         let done = Flag()
         let result = ReaderResult()
         let finished = DispatchSemaphore(value: 0)
+        // rename: the reader re-opens per read; fixed width: it keeps one descriptor and preads, like qiblad.
+        let keptOpen = mode == .fixedWidthInPlace ? open(path, O_RDONLY) : -1
         let reader = Thread {
             defer { finished.signal() }
             var buffer = [UInt8](repeating: 0, count: 64)
             while !done.isSet {
+                if keptOpen >= 0 {
+                    let n = pread(keptOpen, &buffer, buffer.count, 0)
+                    result.record(n > 0 ? String(decoding: buffer[..<n], as: UTF8.self) : "")
+                    sched_yield()
+                    continue
+                }
                 let fd = open(path, O_RDONLY)
                 guard fd >= 0 else { result.record(nil); continue }
                 let n = read(fd, &buffer, buffer.count)
