@@ -33,7 +33,7 @@ let everyKind: [DBusValue] = [
 @Suite(.serialized)
 struct QiblaDBusTests {
     @Test func everyValueKindSurvivesARoundTripThroughTheBus() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let server = try EchoServer(address: bus.address)
         defer { server.stop() }
         let client = try DBusConnection(.address(bus.address))
@@ -146,7 +146,7 @@ struct QiblaDBusTests {
     }
 
     @Test func requestNameReportsOwnership() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let first = try DBusConnection(.address(bus.address))
         let second = try DBusConnection(.address(bus.address))
         defer { first.close(); second.close() }
@@ -176,7 +176,7 @@ struct QiblaDBusTests {
     }
 
     @Test func errorRepliesArriveAsDBusError() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let server = try EchoServer(address: bus.address)
         defer { server.stop() }
         let client = try DBusConnection(.address(bus.address))
@@ -214,7 +214,7 @@ struct QiblaDBusTests {
     }
 
     @Test func signalsReachConnectionsWithAMatchRule() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let emitter = try DBusConnection(.address(bus.address))
         let listener = try DBusConnection(.address(bus.address))
         let deaf = try DBusConnection(.address(bus.address))
@@ -250,7 +250,7 @@ struct QiblaDBusTests {
     }
 
     @Test func nameOwnerChangedIsSeenWhenAConnectionCloses() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let watcher = try DBusConnection(.address(bus.address))
         defer { watcher.close() }
         var changes: [[DBusValue]] = []
@@ -274,7 +274,7 @@ struct QiblaDBusTests {
     }
 
     @Test func serverOnAnEventLoopAnswersBusctl() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let server = try EchoServer(address: bus.address)
         defer { server.stop() }
 
@@ -296,7 +296,7 @@ struct QiblaDBusTests {
     }
 
     @Test func asyncCallsAndSignalsOnAClientEventLoop() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let server = try EchoServer(address: bus.address)
         defer { server.stop() }
         let loop = try EventLoop()
@@ -329,7 +329,7 @@ struct QiblaDBusTests {
     }
 
     @Test func asyncCallTimesOutThroughTheLoop() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let loop = try EventLoop()
         let silent = try DBusConnection(.address(bus.address))  // never dispatches, so never answers
         let client = try DBusConnection(.address(bus.address))
@@ -344,7 +344,7 @@ struct QiblaDBusTests {
     }
 
     @Test func onDisconnectedFiresWhenTheBusDies() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let loop = try EventLoop()
         let attached = try DBusConnection(.address(bus.address))
         let plain = try DBusConnection(.address(bus.address))
@@ -376,7 +376,7 @@ struct QiblaDBusTests {
     }
 
     @Test func aHandlerMayCloseItsOwnConnection() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let loop = try EventLoop()
         let server = try DBusConnection(.address(bus.address))
         let client = try DBusConnection(.address(bus.address))
@@ -401,7 +401,7 @@ struct QiblaDBusTests {
 
     @Test func closeReleasesHandlersAndDetachesFromTheLoop() throws {
         final class Witness {}
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let loop = try EventLoop()
         weak var witness: Witness?
         do {
