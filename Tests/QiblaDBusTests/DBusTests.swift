@@ -384,6 +384,24 @@ struct QiblaDBusTests {
         #expect(try spin(loop) { pings.count == 2 })
     }
 
+    /// An attached, idle connection must not keep the loop busy (no spinning write watch, no
+    /// short libdbus timers): over half a second the loop wakes only for our own stop timer.
+    @Test func anIdleAttachedConnectionDoesNotWakeTheLoop() throws {
+        let bus = try startBus()
+        let loop = try EventLoop()
+        let connection = try DBusConnection(.address(bus.address))
+        defer { connection.close() }
+        connection.attach(to: loop)
+        try connection.addMatch("type='signal',interface='org.qibla.Test'")
+        connection.send(DBusMessage.signal(path: "/", interface: "org.qibla.Test", member: "Hello"))
+        _ = try spin(loop, seconds: 0.3) { false }  // write out and settle
+
+        let before = loop.wakeupCount
+        loop.schedule(after: .milliseconds(500)) { loop.stop() }
+        try loop.run()
+        #expect(loop.wakeupCount - before <= 2, "woke \(loop.wakeupCount - before) times while idle")
+    }
+
     @Test func asyncCallTimesOutThroughTheLoop() throws {
         let bus = try startBus()
         let loop = try EventLoop()
