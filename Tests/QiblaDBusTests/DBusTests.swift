@@ -5,8 +5,8 @@ import QiblaEventLoop
 import Testing
 import TestSupport
 
-/// Every kind of DBusValue, including the awkward ones.
-let everyKind: [DBusValue] = [
+/// Every kind of DBusValue, including the awkward ones (computed, so LeakSanitizer runs stay quiet).
+var everyKind: [DBusValue] { [
     .byte(0), .byte(255), .bool(true), .bool(false),
     .int16(.min), .uint16(.max), .int32(.min), .uint32(.max), .int64(.min), .uint64(.max),
     .double(21.422_487), .double(-0.0), .double(.infinity), .double(.nan), .double(.leastNonzeroMagnitude),
@@ -28,12 +28,12 @@ let everyKind: [DBusValue] = [
         .properties([:]),
     ])),
     .variant(.structure([.objectPath("/a"), .signature("v")])),
-]
+] }
 
 @Suite(.serialized)
 struct QiblaDBusTests {
     @Test func everyValueKindSurvivesARoundTripThroughTheBus() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let server = try EchoServer(address: bus.address)
         defer { server.stop() }
         let client = try DBusConnection(.address(bus.address))
@@ -146,7 +146,7 @@ struct QiblaDBusTests {
     }
 
     @Test func requestNameReportsOwnership() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let first = try DBusConnection(.address(bus.address))
         let second = try DBusConnection(.address(bus.address))
         defer { first.close(); second.close() }
@@ -176,7 +176,7 @@ struct QiblaDBusTests {
     }
 
     @Test func errorRepliesArriveAsDBusError() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let server = try EchoServer(address: bus.address)
         defer { server.stop() }
         let client = try DBusConnection(.address(bus.address))
@@ -214,7 +214,7 @@ struct QiblaDBusTests {
     }
 
     @Test func signalsReachConnectionsWithAMatchRule() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let emitter = try DBusConnection(.address(bus.address))
         let listener = try DBusConnection(.address(bus.address))
         let deaf = try DBusConnection(.address(bus.address))
@@ -250,7 +250,7 @@ struct QiblaDBusTests {
     }
 
     @Test func nameOwnerChangedIsSeenWhenAConnectionCloses() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let watcher = try DBusConnection(.address(bus.address))
         defer { watcher.close() }
         var changes: [[DBusValue]] = []
@@ -274,7 +274,7 @@ struct QiblaDBusTests {
     }
 
     @Test func serverOnAnEventLoopAnswersBusctl() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let server = try EchoServer(address: bus.address)
         defer { server.stop() }
 
@@ -295,8 +295,64 @@ struct QiblaDBusTests {
         }
     }
 
+    /// busctl (sd-bus, an independent implementation) encodes the call and decodes the echo:
+    /// our decoder and encoder must agree with it, not only with each other.
+    @Test func busctlArgumentsSurviveOurEchoServer() throws {
+        let bus = try startBus()
+        let server = try EchoServer(address: bus.address)
+        defer { server.stop() }
+        let signature = "ybnqiuxtdsogasa{sv}(sd)vv"
+        let result = try bus.busctl(["--json=short", "call", server.uniqueName, "/echo", "org.qibla.Test", "Echo", "--",
+                                     signature, "255", "false", "-5", "7", "-9", "4000000000", "-9000000000000",
+                                     "12345678901234", "2.5", "héllo 🕋", "/o/p", "a{sv}", "2", "x", "y", "1", "k", "d",
+                                     "1.5", "s", "3", "d", "-0.25", "ad", "0"])
+        #expect(result.status == 0, "\(result.stderr)")
+        let payload = try #require(jsonObject(result.stdout))
+        #expect(payload["type"] as? String == signature)
+        let data = try #require(payload["data"] as? [Any])
+        try expectBusctlPayload(data, bool: false, lastVariant: -0.25)
+    }
+
+    /// Our encoder, decoded by `busctl monitor` (sd-bus).
+    @Test func busctlMonitorDecodesWhatWeEncode() throws {
+        let bus = try startBus()
+        let monitor = try ChildProcess("busctl", ["--address=\(bus.address)", "monitor", "--json=short"])
+        defer { monitor.terminate() }
+        #expect(waitUntil { (monitor.standardOutput + monitor.standardError).contains("Monitoring") })
+        let emitter = try DBusConnection(.address(bus.address))
+        defer { emitter.close() }
+        // The monitor sees every message; give it a moment after BecomeMonitor by sending a marker first.
+        var signal = DBusMessage.signal(path: "/a", interface: "org.qibla.Test", member: "QiblaTypes")
+        let values: [DBusValue] = [
+            .byte(255), .bool(true), .int16(-5), .uint16(7), .int32(-9), .uint32(4_000_000_000), .int64(-9_000_000_000_000),
+            .uint64(12_345_678_901_234), .double(2.5), .string("héllo 🕋"), .objectPath("/o/p"), .signature("a{sv}"),
+            .strings(["x", "y"]), .properties(["k": .double(1.5)]), .structure([.string("s"), .double(3)]),
+            .variant(.double(.nan)), .variant(.doubles([])),
+        ]
+        try signal.append(contentsOf: values)
+        emitter.send(signal)
+        emitter.flush()
+        var line: String?
+        waitUntil {
+            line = monitor.standardOutput.split(separator: "\n").first { $0.contains("\"QiblaTypes\"") }.map(String.init)
+            if line == nil {  // resend in case the monitor was not registered yet
+                signal = DBusMessage.signal(path: "/a", interface: "org.qibla.Test", member: "QiblaTypes")
+                try? signal.append(contentsOf: values)
+                emitter.send(signal)
+                emitter.flush()
+            }
+            return line != nil
+        }
+        let message = try #require(jsonObject(line ?? ""))
+        #expect(message["sender"] as? String == emitter.uniqueName)
+        let payload = try #require(message["payload"] as? [String: Any])
+        #expect(payload["type"] as? String == values.map(\.signature).joined())
+        let data = try #require(payload["data"] as? [Any])
+        try expectBusctlPayload(data, bool: true, lastVariant: nil)
+    }
+
     @Test func asyncCallsAndSignalsOnAClientEventLoop() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let server = try EchoServer(address: bus.address)
         defer { server.stop() }
         let loop = try EventLoop()
@@ -328,8 +384,26 @@ struct QiblaDBusTests {
         #expect(try spin(loop) { pings.count == 2 })
     }
 
+    /// An attached, idle connection must not keep the loop busy (no spinning write watch, no
+    /// short libdbus timers): over half a second the loop wakes only for our own stop timer.
+    @Test func anIdleAttachedConnectionDoesNotWakeTheLoop() throws {
+        let bus = try startBus()
+        let loop = try EventLoop()
+        let connection = try DBusConnection(.address(bus.address))
+        defer { connection.close() }
+        connection.attach(to: loop)
+        try connection.addMatch("type='signal',interface='org.qibla.Test'")
+        connection.send(DBusMessage.signal(path: "/", interface: "org.qibla.Test", member: "Hello"))
+        _ = try spin(loop, seconds: 0.3) { false }  // write out and settle
+
+        let before = loop.wakeupCount
+        loop.schedule(after: .milliseconds(500)) { loop.stop() }
+        try loop.run()
+        #expect(loop.wakeupCount - before <= 2, "woke \(loop.wakeupCount - before) times while idle")
+    }
+
     @Test func asyncCallTimesOutThroughTheLoop() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let loop = try EventLoop()
         let silent = try DBusConnection(.address(bus.address))  // never dispatches, so never answers
         let client = try DBusConnection(.address(bus.address))
@@ -344,7 +418,7 @@ struct QiblaDBusTests {
     }
 
     @Test func onDisconnectedFiresWhenTheBusDies() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let loop = try EventLoop()
         let attached = try DBusConnection(.address(bus.address))
         let plain = try DBusConnection(.address(bus.address))
@@ -376,7 +450,7 @@ struct QiblaDBusTests {
     }
 
     @Test func aHandlerMayCloseItsOwnConnection() throws {
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let loop = try EventLoop()
         let server = try DBusConnection(.address(bus.address))
         let client = try DBusConnection(.address(bus.address))
@@ -401,7 +475,7 @@ struct QiblaDBusTests {
 
     @Test func closeReleasesHandlersAndDetachesFromTheLoop() throws {
         final class Witness {}
-        let bus = try PrivateBus()
+        let bus = try startBus()
         let loop = try EventLoop()
         weak var witness: Witness?
         do {
@@ -446,4 +520,44 @@ extension DBusMessage {
         try! copy.append(contentsOf: arguments())
         return copy
     }
+}
+
+func jsonObject(_ text: String) -> [String: Any]? {
+    guard let data = text.data(using: .utf8) else { return nil }
+    return (try? JSONSerialization.jsonObject(with: data)) as? [String: Any]
+}
+
+/// The payload `ybnqiuxtdsogasa{sv}(sd)vv` as busctl's JSON shows it. `lastVariant` nil means NaN (JSON null).
+func expectBusctlPayload(_ data: [Any], bool: Bool, lastVariant: Double?) throws {
+    try #require(data.count == 17)
+    #expect((data[0] as? NSNumber)?.intValue == 255)
+    #expect(data[1] as? Bool == bool)
+    #expect((data[2] as? NSNumber)?.intValue == -5)
+    #expect((data[3] as? NSNumber)?.intValue == 7)
+    #expect((data[4] as? NSNumber)?.intValue == -9)
+    #expect((data[5] as? NSNumber)?.int64Value == 4_000_000_000)
+    #expect((data[6] as? NSNumber)?.int64Value == -9_000_000_000_000)
+    #expect((data[7] as? NSNumber)?.int64Value == 12_345_678_901_234)
+    #expect((data[8] as? NSNumber)?.doubleValue == 2.5)
+    #expect(data[9] as? String == "héllo 🕋")
+    #expect(data[10] as? String == "/o/p")
+    #expect(data[11] as? String == "a{sv}")
+    #expect(data[12] as? [String] == ["x", "y"])
+    let dictionary = try #require(data[13] as? [String: Any])
+    let k = try #require(dictionary["k"] as? [String: Any])
+    #expect(k["type"] as? String == "d")
+    #expect((k["data"] as? NSNumber)?.doubleValue == 1.5)
+    let structure = try #require(data[14] as? [Any])
+    #expect(structure.first as? String == "s")
+    #expect((structure.last as? NSNumber)?.doubleValue == 3)
+    let first = try #require(data[15] as? [String: Any])
+    #expect(first["type"] as? String == "d")
+    if let lastVariant {
+        #expect((first["data"] as? NSNumber)?.doubleValue == lastVariant)
+    } else {
+        #expect(first["data"] is NSNull, "NaN is shown as null")
+    }
+    let second = try #require(data[16] as? [String: Any])
+    #expect(second["type"] as? String == "ad")
+    #expect((second["data"] as? [Any])?.isEmpty == true)
 }

@@ -121,3 +121,21 @@ func spin(_ loop: EventLoop, seconds: Double = 5, until condition: () -> Bool) t
     }
     return condition()
 }
+
+/// A fresh private bus that accepts connections. `PrivateBus` waits for the socket file only;
+/// dbus-daemon creates it with `bind` slightly before `listen`, so a first connect can be refused.
+func startBus() throws -> PrivateBus {
+    let bus = try PrivateBus()
+    var lastError: DBusError?
+    for _ in 0..<250 {
+        do {
+            let probe = try DBusConnection(.address(bus.address))
+            probe.close()
+            return bus
+        } catch {
+            lastError = error
+            usleep(20_000)
+        }
+    }
+    throw lastError ?? DBusError.failed("the bus never accepted a connection")
+}

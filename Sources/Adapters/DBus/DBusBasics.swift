@@ -23,11 +23,13 @@ public struct DBusError: Error, Sendable, Hashable, CustomStringConvertible {
     /// Free-form explanation for humans.
     public var message: String
 
+    /// An error named `name` (dotted, like an interface name) explaining `message`.
     public init(name: String, message: String) {
         self.name = name
         self.message = message
     }
 
+    /// `name: message`.
     public var description: String { message.isEmpty ? name : "\(name): \(message)" }
 
     // Standard names from the D-Bus Specification and dbus-protocol.h.

@@ -78,6 +78,7 @@ public final class DBusMessage {
 
     // MARK: Header fields
 
+    /// Method call, method return, error or signal.
     public var type: DBusMessageType {
         switch raw.typeCode {
         case 1: .methodCall
@@ -88,9 +89,13 @@ public final class DBusMessage {
     }
     /// Unique bus name of the sender (set by the bus daemon).
     public var sender: String? { raw.header(.sender) }
+    /// Bus name the message is addressed to, if any.
     public var destination: String? { raw.header(.destination) }
+    /// Object path of a call or signal.
     public var path: String? { raw.header(.path) }
+    /// Interface of a call or signal (optional for calls).
     public var interface: String? { raw.header(.interface) }
+    /// Method or signal name.
     public var member: String? { raw.header(.member) }
     /// Signature of the body, e.g. `sd`; empty for no arguments.
     public var signature: String { raw.header(.signature) ?? "" }

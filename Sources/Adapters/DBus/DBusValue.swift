@@ -90,15 +90,25 @@ public indirect enum DBusValue: Sendable, Equatable {
 // MARK: - Constructors from Swift values
 
 extension DBusValue {
+    /// `y`.
     public init(_ value: UInt8) { self = .byte(value) }
+    /// `b`.
     public init(_ value: Bool) { self = .bool(value) }
+    /// `n`.
     public init(_ value: Int16) { self = .int16(value) }
+    /// `q`.
     public init(_ value: UInt16) { self = .uint16(value) }
+    /// `i`.
     public init(_ value: Int32) { self = .int32(value) }
+    /// `u`.
     public init(_ value: UInt32) { self = .uint32(value) }
+    /// `x`.
     public init(_ value: Int64) { self = .int64(value) }
+    /// `t`.
     public init(_ value: UInt64) { self = .uint64(value) }
+    /// `d`.
     public init(_ value: Double) { self = .double(value) }
+    /// `s`.
     public init(_ value: String) { self = .string(value) }
 
     /// `as`: an array of strings.
@@ -123,17 +133,27 @@ extension DBusValue {
 // MARK: - Accessors (nil when the value has another type; no conversions)
 
 extension DBusValue {
+    /// The payload of a `.byte` (`y`); nil for every other case.
     public var byte: UInt8? { if case .byte(let v) = self { v } else { nil } }
+    /// The payload of a `.bool` (`b`); nil for every other case.
     public var bool: Bool? { if case .bool(let v) = self { v } else { nil } }
+    /// The payload of a `.int16` (`n`); nil for every other case.
     public var int16: Int16? { if case .int16(let v) = self { v } else { nil } }
+    /// The payload of a `.uint16` (`q`); nil for every other case.
     public var uint16: UInt16? { if case .uint16(let v) = self { v } else { nil } }
+    /// The payload of a `.int32` (`i`); nil for every other case.
     public var int32: Int32? { if case .int32(let v) = self { v } else { nil } }
+    /// The payload of a `.uint32` (`u`); nil for every other case.
     public var uint32: UInt32? { if case .uint32(let v) = self { v } else { nil } }
+    /// The payload of a `.int64` (`x`); nil for every other case.
     public var int64: Int64? { if case .int64(let v) = self { v } else { nil } }
+    /// The payload of a `.uint64` (`t`); nil for every other case.
     public var uint64: UInt64? { if case .uint64(let v) = self { v } else { nil } }
+    /// The payload of a `.double` (`d`); nil for every other case.
     public var double: Double? { if case .double(let v) = self { v } else { nil } }
     /// The text of a `.string` (not of object paths or signatures).
     public var string: String? { if case .string(let v) = self { v } else { nil } }
+    /// The path of an `.objectPath`.
     public var objectPath: String? { if case .objectPath(let v) = self { v } else { nil } }
     /// The text of a `.signature` value (not to be confused with ``signature``, the value's own type).
     public var signatureValue: String? { if case .signature(let v) = self { v } else { nil } }

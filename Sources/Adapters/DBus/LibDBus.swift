@@ -395,7 +395,7 @@ enum LibDBus {
 
         func attach(to loop: EventLoop) {
             guard let pointer, binding == nil else { return }
-            let binding = LoopBinding(loop: loop, connection: pointer)
+            let binding = LoopBinding(loop: loop)
             self.binding = binding
             // Each registration owns one retain of the binding, released by libdbus through `releaseBinding`.
             _ = dbus_connection_set_watch_functions(
@@ -539,15 +539,13 @@ enum LibDBus {
     /// State shared by the C callbacks of one attached connection; lives on the loop thread.
     final class LoopBinding {
         let loop: EventLoop
-        let connection: OpaquePointer
         let thread: pthread_t
         var tokens: [OpaquePointer: EventLoop.Token] = [:]
         var dispatchHook: EventLoop.Token?
         var isClosed = false
 
-        init(loop: EventLoop, connection: OpaquePointer) {
+        init(loop: EventLoop) {
             self.loop = loop
-            self.connection = connection
             self.thread = pthread_self()
         }
 
