@@ -163,7 +163,9 @@ public final class PrivateBus: @unchecked Sendable {
         try directory.write(config, to: "bus.conf")
         daemon = try ChildProcess("dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--nofork", "--print-address=1"])
         address = "unix:path=\(directory.path)/bus"
-        guard waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: "\(directory.path)/bus") }) else {
+        // dbus-daemon prints its address once it accepts connections (the socket file appears a
+        // little earlier, and a connect in between is refused).
+        guard waitUntil(timeout: 10, { daemon.standardOutput.contains("unix:") }) else {
             throw TestSupportError.startFailed("dbus-daemon: \(daemon.standardError)")
         }
     }
