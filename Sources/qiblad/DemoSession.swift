@@ -59,6 +59,7 @@ final class DemoSession {
             busPID = try spawn(["dbus-daemon", "--session", "--nofork", "--address=\(address)"])
             var waited = 0
             while access(directory + "/bus", F_OK) != 0 && waited < 100 { usleep(50_000); waited += 1 }
+            usleep(100_000) // the socket file appears just before dbus-daemon accepts connections
             setenv("DBUS_SESSION_BUS_ADDRESS", address, 1)
             let hint = """
                 qiblad demo: no session bus, so it started a private one. In another terminal run:
@@ -100,7 +101,15 @@ final class DemoSession {
         var pid = pid_t()
         var cArgs = argv.map { strdup($0) } + [nil]
         defer { for p in cArgs { free(p) } }
-        let result = posix_spawnp(&pid, argv[0], nil, nil, &cArgs, environ)
+        // qiblad blocks SIGTERM/SIGINT/SIGHUP (read through signalfd); the child must not inherit that.
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = sigset_t()
+        sigemptyset(&empty)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK))
+        let result = posix_spawnp(&pid, argv[0], nil, &attributes, &cArgs, environ)
         guard result == 0 else { throw DemoError("cannot start \(argv[0]): error \(result)") }
         return pid
     }
