@@ -150,6 +150,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["QiblaCore", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"], swiftSettings: strict),
+            dependencies: ["QiblaCore", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"],
+            exclude: ["Logs"], swiftSettings: strict),
     ]
 )

@@ -57,14 +57,12 @@ struct QiblaCommand: ParsableCommand {
         (null, "at-kaaba" or "antipodal"). Undefined values are null.
         """)
 
-    @Argument(help: "Latitude, degrees north (-90…90).") var latitude: String
-    @Argument(help: "Longitude, degrees east (-180…360).") var longitude: String
     @Flag(name: .long, help: "Print one JSON object.") var json = false
+    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers welcome).")
+    var coordinates: [String] = []
 
     func run() throws {
-        guard let lat = Double(latitude), let lon = Double(longitude) else {
-            throw fail("latitude and longitude must be numbers in degrees (got '\(latitude)', '\(longitude)')")
-        }
+        let (lat, lon) = try parseCoordinates(coordinates)
         let position: GeodeticPosition
         do { position = try GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon) } catch {
             throw fail("\(error)")
@@ -296,13 +294,11 @@ struct SetLocation: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set-location", abstract: "Pin a manual location (used when there is no live fix).")
     @OptionGroup var bus: BusOptions
-    @Argument(help: "Latitude, degrees north.") var latitude: String
-    @Argument(help: "Longitude, degrees east.") var longitude: String
+    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east).")
+    var coordinates: [String] = []
 
     func run() throws {
-        guard let lat = Double(latitude), let lon = Double(longitude) else {
-            throw fail("latitude and longitude must be numbers in degrees")
-        }
+        let (lat, lon) = try parseCoordinates(coordinates)
         let connection = try bus.connect()
         _ = try QibladClient.call(connection, "SetManualLocation", [.double(lat), .double(lon)])
         print(StatusLine(try QibladClient.properties(connection)).text)
@@ -321,6 +317,17 @@ struct ClearLocation: ParsableCommand {
 }
 
 // MARK: Helpers
+
+/// Two numbers, latitude then longitude, in degrees. Range checks happen where they are used.
+func parseCoordinates(_ words: [String]) throws -> (Double, Double) {
+    guard words.count == 2 else {
+        throw fail("expected LATITUDE LONGITUDE in degrees, got \(words.count) value(s): \(words.joined(separator: " "))")
+    }
+    guard let lat = Double(words[0]), let lon = Double(words[1]) else {
+        throw fail("latitude and longitude must be numbers in degrees (got '\(words[0])', '\(words[1])')")
+    }
+    return (lat, lon)
+}
 
 func nowUnixSeconds() -> Double {
     var ts = timespec()

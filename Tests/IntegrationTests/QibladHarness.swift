@@ -83,7 +83,8 @@ final class QibladHarness: @unchecked Sendable {
     /// `busctl call` on the Qibla1 interface; returns the whole result.
     @discardableResult
     func call(_ method: String, _ signature: String = "", _ arguments: [String] = []) throws -> (status: Int32, stdout: String, stderr: String) {
-        var args = ["call", Self.name, Self.path, Self.interface, method]
+        // "--" so negative numbers are not taken for options.
+        var args = ["call", "--", Self.name, Self.path, Self.interface, method]
         if !signature.isEmpty { args += [signature] + arguments }
         return try bus.busctl(args)
     }

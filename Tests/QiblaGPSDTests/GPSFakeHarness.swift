@@ -10,51 +10,11 @@ import TestSupport
 
 let logsDirectory = repositoryRoot.appendingPathComponent("Tests/QiblaGPSDTests/Logs")
 
-/// A TCP port nobody listens on right now (bound to 0 and released).
-func freePort() -> Int {
-    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-    precondition(fd >= 0)
-    defer { close(fd) }
-    var address = sockaddr_in()
-    address.sin_family = sa_family_t(AF_INET)
-    address.sin_port = 0
-    address.sin_addr.s_addr = inet_addr("127.0.0.1")
-    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+extension GPSFake {
+    /// gpsfake over one of this suite's logs.
+    convenience init(log: String, port: Int, cycleSeconds: Double = 0.1) throws {
+        try self.init(logPath: logsDirectory.appendingPathComponent(log).path, port: port, cycleSeconds: cycleSeconds)
     }
-    _ = withUnsafeMutablePointer(to: &address) {
-        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
-    }
-    return Int(UInt16(bigEndian: address.sin_port))
-}
-
-/// `gpsfake -q -c CYCLE -P PORT LOG`: a real gpsd fed from a log file, looping over it.
-///
-/// The test process's threads block SIGTERM and Foundation's `Process` passes that mask on; gpsd
-/// then never sees SIGTERM (it unblocks only its inherited mask in `pselect`) and outlives gpsfake.
-/// So gpsfake is exec'd through a one-line Python wrapper that restores an empty signal mask and
-/// default dispositions first (gpsfake is itself Python, so nothing new is needed).
-final class GPSFake {
-    let child: ChildProcess
-    let port: Int
-    let launched = ContinuousClock.now
-
-    init(log: String, port: Int, cycleSeconds: Double = 0.1) throws {
-        self.port = port
-        let path = logsDirectory.appendingPathComponent(log).path
-        let wrapper = "import os, signal, sys; "
-            + "[signal.signal(s, signal.SIG_DFL) for s in (signal.SIGTERM, signal.SIGINT, signal.SIGQUIT)]; "
-            + "signal.pthread_sigmask(signal.SIG_SETMASK, []); "
-            + "os.execvp(sys.argv[1], sys.argv[1:])"
-        child = try ChildProcess("/usr/bin/python3", ["-c", wrapper, "gpsfake", "-q", "-c", String(cycleSeconds),
-                                                      "-P", String(port), path])
-    }
-
-    /// SIGTERM to gpsfake, which stops its gpsd.
-    func kill() { child.terminate(grace: 5) }
-
-    deinit { child.terminate(grace: 2) }
 }
 
 /// One row of a `<log>.expected.csv`.

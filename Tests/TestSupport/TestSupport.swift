@@ -183,3 +183,40 @@ public final class PrivateBus: @unchecked Sendable {
 
     deinit { daemon.terminate(grace: 1); directory.remove() }
 }
+
+/// A TCP port nobody listens on right now (bound to 0 and released).
+public func freePort() -> Int {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    precondition(fd >= 0)
+    defer { close(fd) }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = 0
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) }
+    }
+    _ = withUnsafeMutablePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { getsockname(fd, $0, &length) }
+    }
+    return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// `gpsfake -q -c CYCLE -P PORT LOG`: a real gpsd fed from a log file, looping over it.
+/// (ChildProcess clears the inherited signal mask, so gpsd and gpsfake obey SIGTERM.)
+public final class GPSFake: @unchecked Sendable {
+    public let child: ChildProcess
+    public let port: Int
+    public let launched = ContinuousClock.now
+
+    public init(logPath: String, port: Int, cycleSeconds: Double = 0.1) throws {
+        self.port = port
+        child = try ChildProcess("gpsfake", ["-q", "-c", String(cycleSeconds), "-P", String(port), logPath])
+    }
+
+    /// SIGTERM to gpsfake, which stops its gpsd.
+    public func kill() { child.terminate(grace: 5) }
+
+    deinit { child.terminate(grace: 2) }
+}

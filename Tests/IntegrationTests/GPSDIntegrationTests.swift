@@ -1,0 +1,153 @@
+import Foundation
+import QiblaCore
+import Testing
+import TestSupport
+
+/// qiblad against a real gpsd (started by gpsfake from the NMEA logs in Logs/, made by
+/// scripts/generate_nmea.py). Claims come from a real client (`qiblactl monitor`).
+@Suite(.serialized) struct GPSDIntegrationTests {
+    static let logs = repositoryRoot.appendingPathComponent("Tests/IntegrationTests/Logs")
+    static let gpsdLogs = repositoryRoot.appendingPathComponent("Tests/QiblaGPSDTests/Logs")
+
+    /// qiblad's established TCP connections to `port` (from `ss`), i.e. whether it watches gpsd.
+    static func connections(of pid: Int32, to port: Int) throws -> Int {
+        let r = try run("ss", ["-tnpH", "state", "established", "( dport = :\(port) )"])
+        return r.stdout.split(separator: "\n").filter { $0.contains("pid=\(pid),") }.count
+    }
+
+    static func expected(_ log: String) throws -> (lat: Double, lon: Double, height: Double) {
+        let text = try String(contentsOf: logs.appendingPathComponent(log.replacingOccurrences(of: ".log", with: ".expected.csv")), encoding: .utf8)
+        let cells = text.split(separator: "\n")[1].split(separator: ",", omittingEmptySubsequences: false)
+        return (Double(cells[1])!, Double(cells[2])!, Double(cells[3])!)
+    }
+
+    @Test(arguments: ["city-london.log", "city-new-york.log", "city-jakarta.log", "city-sydney.log", "city-fiji.log"])
+    func aLiveFixDrivesTheQiblaProperties(log: String) throws {
+        let port = freePort()
+        let gpsd = try GPSFake(logPath: Self.logs.appendingPathComponent(log).path, port: port); defer { gpsd.kill() }
+        let q = try QibladHarness(arguments: ["--gpsd", "127.0.0.1:\(port)", "--sysfs-root", "/nonexistent"]); defer { q.stop() }
+        try q.start()
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        defer { claim.terminate() }
+        #expect(waitUntil(timeout: 20) { (try? q.string("LocationSource")) == "gpsd" }, "\(q.log)")
+        let truth = try Self.expected(log)
+        #expect(abs(try q.double("Latitude") - truth.lat) < 1e-6)
+        #expect(abs(try q.double("Longitude") - truth.lon) < 1e-6)
+        #expect(abs(try q.double("Altitude") - truth.height) < 0.01)
+        // The published values are QiblaCore's for that position.
+        let position = try GeodeticPosition(latitudeDegrees: truth.lat, longitudeDegrees: truth.lon, heightMetres: truth.height)
+        let solution = Qibla().solve(from: position)
+        #expect(abs(try q.double("QiblaBearing") - solution.greatCircleBearing.value!) < 1e-9)
+        #expect(abs(try q.double("QiblaBearingGeodesic") - solution.geodesicBearing.value!) < 1e-9)
+        #expect(abs(try q.double("KaabaDistance") - solution.distanceMetres) < 1e-6)
+        let year = DecimalYear.from(unixSeconds: Date().timeIntervalSince1970)
+        let declination = MagneticModel.wmm2025.field(at: position, decimalYear: year).declinationDegrees
+        #expect(abs(try q.double("Declination") - declination) < 0.01)
+        // gpsd's own magnetic variation is never used; the timestamp is the fix's.
+        #expect(try q.property("LocationTimestamp").value != "0")
+    }
+
+    @Test func withoutAClaimTheDaemonDoesNotTouchGpsd() throws {
+        let port = freePort()
+        let gpsd = try GPSFake(logPath: Self.logs.appendingPathComponent("city-london.log").path, port: port); defer { gpsd.kill() }
+        let q = try QibladHarness(arguments: ["--gpsd", "127.0.0.1:\(port)", "--sysfs-root", "/nonexistent"]); defer { q.stop() }
+        try q.start()
+        let pid = try #require(q.daemon?.pid)
+        sleep(2)
+        #expect(try Self.connections(of: pid, to: port) == 0)
+        #expect(try q.string("LocationSource") == "none")
+        // Claim: it connects and publishes the fix.
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        #expect(waitUntil(timeout: 20) { (try? q.string("LocationSource")) == "gpsd" })
+        #expect(try Self.connections(of: pid, to: port) == 1)
+        // Release: it disconnects, and the values stay at the last known position.
+        claim.send(SIGINT)
+        #expect(claim.wait(timeout: 10) == 0)
+        #expect(waitUntil(timeout: 10) { (try? Self.connections(of: pid, to: port)) == 0 })
+        #expect(try q.string("LocationSource") == "last-known")
+        #expect(abs(try q.double("Latitude") - 51.5074) < 1e-6)
+    }
+
+    @Test func gpsdKilledAndRestartedFallsBackAndRecovers() throws {
+        let port = freePort()
+        var gpsd: GPSFake? = try GPSFake(logPath: Self.logs.appendingPathComponent("city-sydney.log").path, port: port)
+        let q = try QibladHarness(arguments: ["--gpsd", "127.0.0.1:\(port)", "--sysfs-root", "/nonexistent"]); defer { q.stop() }
+        try q.start()
+        #expect(try q.call("SetManualLocation", "dd", ["51.5074", "-0.1278"]).status == 0)
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        defer { claim.terminate() }
+        #expect(waitUntil(timeout: 20) { (try? q.string("LocationSource")) == "gpsd" })
+        #expect(abs(try q.double("Latitude") - -33.86882) < 1e-6)
+
+        gpsd?.kill(); gpsd = nil
+        let killed = Date()
+        #expect(waitUntil(timeout: 15) { (try? q.string("LocationSource")) == "manual" }, "\(q.log)")
+        let fallback = Date().timeIntervalSince(killed)
+        #expect(abs(try q.double("Latitude") - 51.5074) < 1e-6)
+        #expect(q.daemon?.isRunning == true)
+
+        let restart = try GPSFake(logPath: Self.logs.appendingPathComponent("city-jakarta.log").path, port: port)
+        defer { restart.kill() }
+        let restarted = Date()
+        #expect(waitUntil(timeout: 40) { (try? q.string("LocationSource")) == "gpsd" }, "\(q.log)")
+        let recovery = Date().timeIntervalSince(restarted)
+        #expect(abs(try q.double("Latitude") - -6.208763) < 1e-6)
+        print("gpsd killed → fallback published after \(Int(fallback * 1000)) ms; restarted → live fix after \(Int(recovery * 1000)) ms")
+        // One log line per state change, not one per retry.
+        let lostLines = q.log.components(separatedBy: "live fix lost").count - 1
+        #expect(lostLines == 1, "\(q.log)")
+    }
+
+    @Test func aFixThatDegradesToNoFixFallsBackAndReturns() throws {
+        let port = freePort()
+        let gpsd = try GPSFake(logPath: Self.gpsdLogs.appendingPathComponent("fix_lost.log").path, port: port, cycleSeconds: 0.2)
+        defer { gpsd.kill() }
+        let q = try QibladHarness(arguments: ["--gpsd", "127.0.0.1:\(port)", "--sysfs-root", "/nonexistent"]); defer { q.stop() }
+        try q.start()
+        let monitor = try q.monitor(); defer { monitor.terminate() }
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        defer { claim.terminate() }
+        // The log alternates fixes (Istanbul, Cairo) with no-fix stretches: the source goes
+        // gpsd → last-known → gpsd.
+        #expect(waitUntil(timeout: 30) {
+            let out = monitor.standardOutput
+            guard let first = out.range(of: "\"gpsd\"") else { return false }
+            guard let fallback = out.range(of: "\"last-known\"", range: first.upperBound..<out.endIndex) else { return false }
+            return out.range(of: "\"gpsd\"", range: fallback.upperBound..<out.endIndex) != nil
+        }, "\(monitor.standardOutput.suffix(2000))")
+        #expect(q.daemon?.isRunning == true)
+    }
+
+    @Test func garbageOnTheStreamDoesNotPoisonPublishedValues() throws {
+        let port = freePort()
+        let gpsd = try GPSFake(logPath: Self.gpsdLogs.appendingPathComponent("garbage.log").path, port: port); defer { gpsd.kill() }
+        let q = try QibladHarness(arguments: ["--gpsd", "127.0.0.1:\(port)", "--sysfs-root", "/nonexistent"]); defer { q.stop() }
+        try q.start()
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        defer { claim.terminate() }
+        #expect(waitUntil(timeout: 20) { (try? q.string("LocationSource")) == "gpsd" })
+        sleep(2)
+        #expect(q.daemon?.isRunning == true)
+        // garbage.expected.csv: the only valid fix in the log (at the Kaaba's doorstep, 21.422487, 39.826206).
+        #expect(abs(try q.double("Latitude") - 21.422487) < 1e-6)
+        for name in ["Latitude", "Longitude", "KaabaDistance", "Declination"] {
+            #expect(try q.double(name).isFinite, "\(name)")
+        }
+    }
+
+    @Test func theLastKnownFixSurvivesARestart() throws {
+        let port = freePort()
+        let gpsd = try GPSFake(logPath: Self.logs.appendingPathComponent("city-new-york.log").path, port: port); defer { gpsd.kill() }
+        let q = try QibladHarness(arguments: ["--gpsd", "127.0.0.1:\(port)", "--sysfs-root", "/nonexistent"]); defer { q.stop() }
+        try q.start()
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        #expect(waitUntil(timeout: 20) { (try? q.string("LocationSource")) == "gpsd" })
+        claim.terminate()
+        q.daemon?.send(SIGTERM)
+        #expect(q.daemon?.wait(timeout: 10) == 0)
+        try q.start(["--no-gpsd"])
+        #expect(try q.string("LocationSource") == "last-known")
+        #expect(abs(try q.double("Latitude") - 40.712776) < 1e-6)
+        #expect(abs(try q.double("QiblaBearing") - 58.48) < 0.01)
+    }
+}
