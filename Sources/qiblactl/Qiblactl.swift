@@ -94,8 +94,8 @@ struct QiblaCommand: ParsableCommand {
         }
         if let greatCircle, let geodesic {
             print("Qibla from \(fixed(position.latitudeDegrees, 4)), \(fixed(position.longitudeDegrees, 4)):")
-            print("  bearing      \(fixed(greatCircle, 2))° \(CompassPoint.name(forBearing: greatCircle)) from true north (great circle)")
-            print("  geodesic     \(fixed(geodesic, 2))° (WGS84 geodesic)")
+            print("  bearing      \(fixedBearing(greatCircle, 2))° \(CompassPoint.name(forBearing: greatCircle)) from true north (great circle)")
+            print("  geodesic     \(fixedBearing(geodesic, 2))° (WGS84 geodesic)")
         } else {
             print("Qibla from \(fixed(position.latitudeDegrees, 4)), \(fixed(position.longitudeDegrees, 4)): undefined (\(reason == "at-kaaba" ? "you are at the Kaaba" : "antipodal point: every direction leads there"))")
         }
@@ -196,7 +196,7 @@ struct StatusLine {
         var parts: [String] = []
         let bearing = d("QiblaBearing")
         if bearing.isFinite {
-            parts.append("Qibla \(fixed(bearing, 2))° \(CompassPoint.name(forBearing: bearing))")
+            parts.append("Qibla \(fixedBearing(bearing, 2))° \(CompassPoint.name(forBearing: bearing))")
         } else {
             parts.append(s("LocationSource") == "none" ? "Qibla unknown (no location: qiblactl set-location LAT LON)" : "Qibla undefined here")
         }
@@ -212,9 +212,9 @@ struct StatusLine {
         parts.append(source)
         let heading = d("Heading"), magnetic = d("MagneticHeading")
         if heading.isFinite {
-            parts.append("heading \(fixed(heading, 1))° true, accuracy \(s("CompassAccuracy"))")
+            parts.append("heading \(fixedBearing(heading, 1))° true, accuracy \(s("CompassAccuracy"))")
         } else if magnetic.isFinite {
-            parts.append("heading \(fixed(magnetic, 1))° magnetic (no location for true north), accuracy \(s("CompassAccuracy"))")
+            parts.append("heading \(fixedBearing(magnetic, 1))° magnetic (no location for true north), accuracy \(s("CompassAccuracy"))")
         } else {
             parts.append(p["HasCompass"]?.bool == true ? "heading unknown" : "no compass (or not claimed)")
         }
@@ -333,6 +333,12 @@ func nowUnixSeconds() -> Double {
     var ts = timespec()
     clock_gettime(CLOCK_REALTIME, &ts)
     return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// A bearing as fixed-point text: 359.97 with one decimal is "0.0", not "360.0".
+func fixedBearing(_ degrees: Double, _ decimals: Int) -> String {
+    let text = fixed(degrees, decimals)
+    return text.hasPrefix("360") ? fixed(0, decimals) : text
 }
 
 /// Fixed-point text with `decimals` digits, without the C locale (so never a comma).

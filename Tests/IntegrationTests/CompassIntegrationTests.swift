@@ -74,7 +74,7 @@ func scene(at position: GeodeticPosition, orientation: QiblaSimulator.DeviceOrie
         let first = orientations[0]
         let phone = try SimulatedPhone(scene: scene(at: position, orientation: .init(headingDegrees: first.0, pitchDegrees: first.1, rollDegrees: first.2)))
         defer { phone.stop() }
-        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location", "\(site.latitude),\(site.longitude)"])
+        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=\(site.latitude),\(site.longitude)"])
         defer { q.stop() }
         try q.start()
         phone.start()
@@ -130,7 +130,7 @@ func scene(at position: GeodeticPosition, orientation: QiblaSimulator.DeviceOrie
         s.trajectory = .custom { t in QiblaSimulator.DeviceOrientation(headingDegrees: Int((t * 20).rounded()) % 2 == 0 ? 359 : 1) }
         let phone = try SimulatedPhone(scene: s)
         defer { phone.stop() }
-        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location", "51.5074,-0.1278"])
+        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=51.5074,-0.1278"])
         defer { q.stop() }
         try q.start()
         phone.start()
@@ -145,9 +145,9 @@ func scene(at position: GeodeticPosition, orientation: QiblaSimulator.DeviceOrie
         let worst = seen.map { abs(Angle.normalized180($0)) }.max() ?? 180
         #expect(worst < 3, "published \(seen)")
         // And the monitor (every PropertiesChanged) never saw anything near 180° either.
-        let headings = claim.standardOutput.split(separator: " ").filter { $0.hasPrefix("Heading=") }
+        let headings = claim.standardOutput.split(whereSeparator: { $0 == " " || $0 == "\n" }).filter { $0.hasPrefix("Heading=") }
             .compactMap { Double($0.dropFirst("Heading=".count)) }
-        #expect(!headings.isEmpty)
+        #expect(!headings.isEmpty, "\(claim.standardOutput)")
         #expect(headings.allSatisfy { abs(Angle.normalized180($0)) < 3 }, "\(headings)")
     }
 
@@ -155,7 +155,7 @@ func scene(at position: GeodeticPosition, orientation: QiblaSimulator.DeviceOrie
         let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
         let phone = try SimulatedPhone(scene: scene(at: london, orientation: .init(headingDegrees: 30), noise: 0.3))
         defer { phone.stop() }
-        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location", "51.5074,-0.1278"])
+        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=51.5074,-0.1278"])
         defer { q.stop() }
         try q.start()
         phone.start()
@@ -175,7 +175,7 @@ func scene(at position: GeodeticPosition, orientation: QiblaSimulator.DeviceOrie
         let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
         let phone = try SimulatedPhone(phone: model, scene: scene(at: london, orientation: .init(headingDegrees: 200)))
         defer { phone.stop() }
-        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location", "51.5074,-0.1278"])
+        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=51.5074,-0.1278"])
         defer { q.stop() }
         try q.start()
         phone.start()

@@ -40,7 +40,7 @@ import TestSupport
         // With no location at all, the location group is unknown, not zero.
         #expect(try q.string("LocationSource") == "none")
         #expect(try q.double("QiblaBearing").isNaN)
-        #expect(try q.property("LocationTimestamp").value == "0")
+        #expect(try q.uint64("LocationTimestamp") == 0)
         #expect(try q.string("CompassAccuracy") == "unknown")
         #expect(try q.string("HeadingAxis") == "none")
         // Properties are read-only.
@@ -107,8 +107,8 @@ import TestSupport
         #expect(wrong.stderr.contains("signature") || wrong.stderr.contains("InvalidArgs"), "\(wrong.stderr)")
         let unknown = try q.call("Frobnicate")
         #expect(unknown.status != 0)
-        #expect(try q.double("Latitude") == 10)
-        #expect(try q.double("Longitude") == 20)
+        #expect(abs(try q.double("Latitude") - 10) < 1e-12)
+        #expect(abs(try q.double("Longitude") - 20) < 1e-12)
         #expect(q.daemon?.isRunning == true)
     }
 
@@ -143,8 +143,8 @@ import TestSupport
         #expect(q.daemon?.wait(timeout: 10) == 0)
         try q.start()
         #expect(try q.string("LocationSource") == "manual")
-        #expect(try q.double("Latitude") == -6.2088)
-        #expect(try q.double("Longitude") == 106.8456)
+        #expect(abs(try q.double("Latitude") - -6.2088) < 1e-12)
+        #expect(abs(try q.double("Longitude") - 106.8456) < 1e-12)
         #expect(try q.call("ClearManualLocation").status == 0)
         #expect(try q.string("LocationSource") == "none")
         q.stop()

@@ -49,42 +49,47 @@ final class QibladHarness: @unchecked Sendable {
         return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "b true"
     }
 
-    /// `busctl get-property` → (type letter, text value).
-    func property(_ name: String) throws -> (type: String, value: String) {
-        let r = try bus.busctl(["get-property", Self.name, Self.path, Self.interface, name])
+    /// `busctl --json=short get-property` → (type letter, value). busctl's JSON keeps every digit
+    /// of a double (its plain output rounds to six) and writes NaN as null.
+    func property(_ name: String) throws -> (type: String, value: Any) {
+        let r = try bus.busctl(["--json=short", "get-property", Self.name, Self.path, Self.interface, name])
         guard r.status == 0 else { throw HarnessError.busctl(r.stderr) }
-        let text = r.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
-        let space = text.firstIndex(of: " ") ?? text.endIndex
-        var value = String(text[space...]).trimmingCharacters(in: .whitespaces)
-        if value.hasPrefix("\""), value.hasSuffix("\""), value.count >= 2 { value = String(value.dropFirst().dropLast()) }
-        return (String(text[..<space]), value)
+        guard let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
+              let type = object["type"] as? String else { throw HarnessError.parse(name, r.stdout) }
+        return (type, object["data"] ?? NSNull())
     }
 
     func double(_ name: String) throws -> Double {
         let (type, value) = try property(name)
         guard type == "d" else { throw HarnessError.type(name, type) }
-        if value == "nan" || value == "-nan" { return .nan }
-        guard let d = Double(value) else { throw HarnessError.parse(name, value) }
+        if value is NSNull { return .nan }
+        guard let d = (value as? NSNumber)?.doubleValue else { throw HarnessError.parse(name, "\(value)") }
         return d
+    }
+
+    func uint64(_ name: String) throws -> UInt64 {
+        let (type, value) = try property(name)
+        guard type == "t", let n = value as? NSNumber else { throw HarnessError.type(name, type) }
+        return n.uint64Value
     }
 
     func string(_ name: String) throws -> String {
         let (type, value) = try property(name)
-        guard type == "s" else { throw HarnessError.type(name, type) }
-        return value
+        guard type == "s", let s = value as? String else { throw HarnessError.type(name, type) }
+        return s
     }
 
     func bool(_ name: String) throws -> Bool {
         let (type, value) = try property(name)
-        guard type == "b" else { throw HarnessError.type(name, type) }
-        return value == "true"
+        guard type == "b", let b = value as? Bool else { throw HarnessError.type(name, type) }
+        return b
     }
 
     /// `busctl call` on the Qibla1 interface; returns the whole result.
     @discardableResult
     func call(_ method: String, _ signature: String = "", _ arguments: [String] = []) throws -> (status: Int32, stdout: String, stderr: String) {
         // "--" so negative numbers are not taken for options.
-        var args = ["call", "--", Self.name, Self.path, Self.interface, method]
+        var args = ["--json=short", "call", "--", Self.name, Self.path, Self.interface, method]
         if !signature.isEmpty { args += [signature] + arguments }
         return try bus.busctl(args)
     }
@@ -111,10 +116,9 @@ enum HarnessError: Error, CustomStringConvertible {
     }
 }
 
-/// Parses `busctl call` output "dddd 1.0 2.0 3.0 4.0" into doubles.
+/// Parses `busctl --json=short call` output {"type":"dddd","data":[…]} into doubles (null = NaN).
 func doubles(fromBusctl text: String) -> [Double] {
-    text.split(whereSeparator: { $0 == " " || $0 == "\n" }).dropFirst().map { token in
-        let t = String(token)
-        return t == "nan" || t == "-nan" ? .nan : (Double(t) ?? .nan)
-    }
+    guard let object = try? JSONSerialization.jsonObject(with: Data(text.utf8)) as? [String: Any],
+          let data = object["data"] as? [Any] else { return [] }
+    return data.map { ($0 as? NSNumber)?.doubleValue ?? .nan }
 }
