@@ -62,10 +62,12 @@ func scene(at position: GeodeticPosition, orientation: QiblaSimulator.DeviceOrie
     /// (heading, pitch, roll): tilts up to 45° in every direction.
     static let flatish: [(Double, Double, Double)] = [
         (10, 0, 0), (100, 30, 0), (190, -30, 20), (280, 20, -35), (330, 0, 45), (45, -40, 10), (225, 25, 25),
+        (160, -20, -30), (300, 44, 0), (70, 0, -44), (250, -15, 40), (5, 35, -25),
     ]
     /// Upright in the hand: pitch 60°–120°.
     static let upright: [(Double, Double, Double)] = [
-        (20, 90, 0), (135, 60, 5), (250, 75, -10), (300, 105, 8), (80, 120, 0),
+        (20, 90, 0), (135, 60, 5), (250, 75, -10), (300, 105, 8), (80, 120, 0), (190, 95, -5), (340, 65, 12),
+        (110, 115, -8),
     ]
 
     /// Holds each orientation, lets the 0.5 s window settle, reads Heading three times; returns the errors.
