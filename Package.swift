@@ -143,6 +143,9 @@ let package = Package(
             name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaSimulator", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
+            name: "QiblaStateTests", dependencies: ["QiblaState", "QiblaCore", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
             name: "QiblaGPSDTests", dependencies: ["QiblaGPSD", "QiblaEventLoop", "TestSupport"],
             exclude: ["Logs"], swiftSettings: strict),
         .testTarget(

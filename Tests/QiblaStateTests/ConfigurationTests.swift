@@ -1,0 +1,110 @@
+import QiblaCore
+import Testing
+@testable import QiblaState
+
+@Suite struct ConfigurationTests {
+    @Test func anEmptyFileIsTheDefaultConfiguration() throws {
+        let (config, warnings) = try DaemonConfiguration.parse("")
+        #expect(config == DaemonConfiguration())
+        #expect(warnings.isEmpty)
+        #expect(config.bearingModel == .greatCircle)
+        #expect(config.maxSignalRateHertz == 10)
+        #expect(config.smoothingWindowSeconds == 0.5)
+        #expect(config.gpsdHost == "localhost" && config.gpsdPort == 2947 && config.gpsdEnabled)
+        #expect(config.kaaba == Qibla.defaultKaaba)
+    }
+
+    @Test func theShippedExampleFileParsesToTheDefaults() throws {
+        let text = try #require(try? readTextFile(repositoryRootPath() + "/systemd/qiblad.conf").get())
+        let (config, warnings) = try DaemonConfiguration.parse(text)
+        #expect(warnings.isEmpty, "\(warnings)")
+        #expect(config == DaemonConfiguration())
+    }
+
+    @Test func everyKeyIsRead() throws {
+        let (config, warnings) = try DaemonConfiguration.parse("""
+            # comment
+            [qiblad]
+            bearing-model = geodesic
+            kaaba = 21.4225, 39.8262
+            max-signal-rate = 5
+            smoothing-window = 1.5
+            gpsd = 192.168.1.2:3000
+            fix-timeout = 20
+            sensor-mode = buffered
+            sample-rate = 50
+            magnetometer = lis3mdl
+            accelerometer = mpu6050
+            magnetometer-mount-matrix = 0, 1, 0; 1, 0, 0; 0, 0, -1
+            accelerometer-mount-matrix = -1, 0, 0; 0, 1, 0; 0, 0, 1
+            future-key = whatever
+            """)
+        #expect(config.bearingModel == .geodesic)
+        #expect(config.kaaba.latitudeDegrees == 21.4225)
+        #expect(config.maxSignalRateHertz == 5)
+        #expect(config.smoothingWindowSeconds == 1.5)
+        #expect(config.gpsdHost == "192.168.1.2" && config.gpsdPort == 3000)
+        #expect(config.fixTimeoutSeconds == 20)
+        #expect(config.sensorModeBuffered)
+        #expect(config.sampleRateHertz == 50)
+        #expect(config.preferredMagnetometer == "lis3mdl" && config.preferredAccelerometer == "mpu6050")
+        #expect(config.magnetometerMountMatrix == Matrix3(0, 1, 0, 1, 0, 0, 0, 0, -1))
+        #expect(config.accelerometerMountMatrix?.determinant == -1)
+        #expect(warnings.count == 1 && warnings[0].contains("future-key"), "unknown keys warn, not fail")
+    }
+
+    @Test(arguments: [
+        ("bearing-model = rhumb", 1, "bearing-model"),
+        ("\n\nmax-signal-rate = fast", 3, "max-signal-rate"),
+        ("max-signal-rate = 0", 1, "max-signal-rate"),
+        ("smoothing-window = nan", 1, "smoothing-window"),
+        ("sample-rate = 1,5", 1, "sample-rate"),
+        ("kaaba = 91, 0", 1, "kaaba"),
+        ("kaaba = 21.4", 1, "kaaba"),
+        ("gpsd = host:99999", 1, "gpsd"),
+        ("sensor-mode = dma", 1, "sensor-mode"),
+        ("magnetometer-mount-matrix = 0, 0, 0; 0, 1, 0; 0, 0, 1", 1, "magnetometer-mount-matrix"),
+        ("accelerometer-mount-matrix = 1, 0; 0, 1", 1, "accelerometer-mount-matrix"),
+    ])
+    func aBadValueNamesTheLineAndTheKey(text: String, line: Int, key: String) {
+        #expect {
+            _ = try DaemonConfiguration.parse(text)
+        } throws: { error in
+            guard let e = error as? ConfigurationError else { return false }
+            return e.line == line && e.key == key && e.description.contains("line \(line)")
+        }
+    }
+
+    @Test func aLineWithoutEqualsIsAnError() {
+        #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("bearing-model geodesic") }
+    }
+
+    @Test func gpsdEndpoints() {
+        #expect(parseHostPort("localhost:2947")! == ("localhost", 2947))
+        #expect(parseHostPort("gps.local")! == ("gps.local", 2947))
+        #expect(parseHostPort("[::1]:3000")! == ("::1", 3000))
+        #expect(parseHostPort("[::1]")! == ("::1", 2947))
+        #expect(parseHostPort("") == nil)
+        #expect(parseHostPort(":2947") == nil)
+        #expect(parseHostPort("a:b:c") == nil)
+        #expect(parseHostPort("host:0") == nil)
+        #expect((try? DaemonConfiguration.parse("gpsd = none"))?.0.gpsdEnabled == false)
+    }
+
+    @Test func numbersIgnoreTheLocale() {
+        #expect(parseFiniteDouble("0.5") == 0.5)
+        #expect(parseFiniteDouble(" -12.25 ") == -12.25)
+        #expect(parseFiniteDouble("1e-3") == 0.001)
+        #expect(parseFiniteDouble("0,5") == nil)
+        #expect(parseFiniteDouble("inf") == nil)
+        #expect(parseFiniteDouble("nan") == nil)
+        #expect(parseFiniteDouble("0x10") == nil)
+        #expect(parseFiniteDouble("") == nil)
+    }
+}
+
+func repositoryRootPath() -> String {
+    var path = #filePath
+    for _ in 0..<3 { path = String(path[..<path.lastIndex(of: "/")!]) }
+    return path
+}
