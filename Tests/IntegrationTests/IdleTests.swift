@@ -16,16 +16,20 @@ import TestSupport
         return total
     }
 
+    /// Context switches of `pid` during `seconds` of quiet, after half a second to settle.
+    static func wakeups(of pid: Int32, during seconds: UInt32 = 3) throws -> Int {
+        usleep(500_000)
+        let before = try contextSwitches(pid)
+        sleep(seconds)
+        return try contextSwitches(pid) - before
+    }
+
     @Test func anUnclaimedDaemonDoesNotWakeUp() throws {
         let q = try QibladHarness(); defer { q.stop() }
         try q.start()
         #expect(try q.call("SetManualLocation", "dd", ["51.5", "0"]).status == 0)
-        let pid = try #require(q.daemon?.pid)
-        usleep(500_000)
-        let before = try Self.contextSwitches(pid)
-        sleep(3)
-        let after = try Self.contextSwitches(pid)
-        #expect(after - before <= 2, "an idle qiblad woke up \(after - before) times in 3 s")
+        let woke = try Self.wakeups(of: try #require(q.daemon?.pid))
+        #expect(woke <= 2, "an idle qiblad woke up \(woke) times in 3 s")
     }
 
     @Test func afterTheLastReleaseTheDaemonIsIdleAgain() throws {
@@ -37,11 +41,7 @@ import TestSupport
         monitor.send(SIGINT)
         #expect(monitor.wait(timeout: 10) == 0)
         #expect(waitUntil(timeout: 10) { q.log.contains("last compass claim released") })
-        let pid = try #require(q.daemon?.pid)
-        usleep(500_000)
-        let before = try Self.contextSwitches(pid)
-        sleep(3)
-        let after = try Self.contextSwitches(pid)
-        #expect(after - before <= 2, "qiblad kept waking up after the last release: \(after - before) in 3 s")
+        let woke = try Self.wakeups(of: try #require(q.daemon?.pid))
+        #expect(woke <= 2, "qiblad kept waking up after the last release: \(woke) in 3 s")
     }
 }
