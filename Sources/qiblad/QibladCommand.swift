@@ -15,18 +15,15 @@ struct QibladCommand: ParsableCommand {
         commandName: "qiblad",
         abstract: "The Qibla compass service: Qibla bearing, distance, true heading and compass accuracy on D-Bus.",
         discussion: """
-        Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from gpsd (while a
-        client holds a compass claim), else the manual location, else the last known one. Sensors:
-        IIO magnetometer and accelerometer under --sysfs-root. SIGHUP reloads the configuration.
-        Try it without hardware: qiblad --demo, then qiblactl monitor.
-        """,
+            Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from gpsd (while a client holds a compass claim), else the manual location, else the last known one. Sensors: IIO magnetometer and accelerometer under --sysfs-root. SIGHUP reloads the configuration. Try it without hardware: qiblad --demo, then qiblactl monitor.
+            """,
         version: qibladVersion)
 
     @Flag(name: .long, help: "Use the session bus (default).") var session = false
     @Flag(name: .long, help: "Use the system bus.") var system = false
     @Option(name: .long, help: "Configuration file (default: $XDG_CONFIG_HOME/qiblad/qiblad.conf).") var config: String?
     @Option(name: .long, help: "State directory (default: $XDG_STATE_HOME/qiblad).") var stateDir: String?
-    @Option(name: .long, help: "Manual location for this run, 'LAT,LON' in degrees.") var location: String?
+    @Option(name: .long, help: "Manual location for this run, --location=LAT,LON in degrees (the = form lets LAT be negative).") var location: String?
     @Option(name: .long, help: "gpsd to watch, HOST:PORT (default localhost:2947).") var gpsd: String?
     @Flag(name: .long, help: "Do not use gpsd.") var noGpsd = false
     @Option(name: .long, help: "Root of the sysfs tree with IIO devices (default /sys).") var sysfsRoot: String?
