@@ -78,12 +78,15 @@ public final class EventLoop: @unchecked Sendable {
                       _ handler: @escaping (Readiness) -> Void) -> Token {
         let token = makeToken()
         watches[token.raw] = Watch(fd: fd, interest: interest, handler: handler)
+        pollSetIsStale = true
         return token
     }
 
     /// Changes what a watch waits for; an empty interest keeps the watch but stops polling it.
     public func update(_ token: Token, interest: Interest) {
+        guard watches[token.raw]?.interest != interest else { return }
         watches[token.raw]?.interest = interest
+        pollSetIsStale = true
     }
 
     /// Runs `handler` once after `delay`, or every `repeating` after that when given.
@@ -105,7 +108,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Removes a watch, timer or before-sleep hook. Removing twice is harmless.
     public func cancel(_ token: Token) {
-        watches[token.raw] = nil
+        if watches.removeValue(forKey: token.raw) != nil { pollSetIsStale = true }
         timers[token.raw] = nil
         beforeSleep[token.raw] = nil
     }
@@ -140,31 +143,30 @@ public final class EventLoop: @unchecked Sendable {
     /// One iteration: before-sleep hooks, `poll` (bounded by the next timer and `maximumWait`),
     /// then ready handlers, due timers and posted work.
     public func runOnce(maximumWait: Duration?) throws(Errno) {
-        for hook in Array(beforeSleep.values) { hook() }
+        if !beforeSleep.isEmpty { for hook in Array(beforeSleep.values) { hook() } }
         if stopRequested.load(ordering: .acquiring) { return }
 
         var wait = maximumWait
-        if let next = timers.values.map(\.deadline).min() {
+        if let next = timers.values.lazy.map(\.deadline).min() {
             let untilNext = max(.zero, clock.now.duration(to: next))
             wait = min(wait ?? untilNext, untilNext)
         }
         if !posted.withLock({ $0.isEmpty }) { wait = .zero }
 
-        let ordered = watches.filter { !$0.value.interest.isEmpty }.sorted { $0.key < $1.key }
-        var pollSet = [pollfd(fd: wakeup.rawValue, events: Int16(POLLIN), revents: 0)]
-        pollSet.reserveCapacity(ordered.count + 1)
-        for (_, watch) in ordered {
-            pollSet.append(pollfd(fd: watch.fd.rawValue, events: watch.interest.rawValue, revents: 0))
-        }
+        if pollSetIsStale { rebuildPollSet() }
+        for i in pollSet.indices { pollSet[i].revents = 0 }
         let ready = try Syscalls.poll(&pollSet, timeout: wait)
         wakeupCount &+= 1
 
         if ready > 0 {
             if pollSet[0].revents != 0 { wakeup.drain() }
-            for (index, entry) in ordered.enumerated() {
-                let revents = pollSet[index + 1].revents
+            // Handlers may add or cancel watches; iterate over this round's snapshot.
+            let keys = pollKeys
+            let results = pollSet
+            for (index, key) in keys.enumerated() {
+                let revents = results[index + 1].revents
                 // The handler may have been cancelled by an earlier handler in this iteration.
-                guard revents != 0, let live = watches[entry.key] else { continue }
+                guard revents != 0, let live = watches[key] else { continue }
                 live.handler(Readiness(rawValue: revents))
             }
         }
@@ -174,6 +176,23 @@ public final class EventLoop: @unchecked Sendable {
             return queue
         }
         for item in work { item() }
+    }
+
+    /// The `pollfd` array (the eventfd first, then active watches in registration order) is kept
+    /// between iterations and rebuilt only when watches change, so a steady loop allocates nothing.
+    private var pollSet: [pollfd] = []
+    private var pollKeys: [UInt64] = []
+    private var pollSetIsStale = true
+
+    private func rebuildPollSet() {
+        let ordered = watches.filter { !$0.value.interest.isEmpty }.sorted { $0.key < $1.key }
+        pollKeys = ordered.map(\.key)
+        pollSet = [pollfd(fd: wakeup.rawValue, events: Int16(POLLIN), revents: 0)]
+        pollSet.reserveCapacity(ordered.count + 1)
+        for (_, watch) in ordered {
+            pollSet.append(pollfd(fd: watch.fd.rawValue, events: watch.interest.rawValue, revents: 0))
+        }
+        pollSetIsStale = false
     }
 
     private func fireDueTimers() {
