@@ -153,7 +153,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["QiblaCore", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"],
+            dependencies: ["QiblaCore", "QiblaDBus", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"],
             exclude: ["Logs"], swiftSettings: strict),
     ]
 )
