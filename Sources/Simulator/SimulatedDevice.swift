@@ -111,7 +111,8 @@ public final class SimulatedDevice {
         let style = configuration.style
         try FileSystem.makeDirectories(directory)
         try write("name", configuration.name)
-        for axis in Self.axes { try write("in_\(t)_\(axis)_raw", "0") }
+        let zero = configuration.writeMode == .fixedWidthInPlace ? "     0" : "0"
+        for axis in Self.axes { try write("in_\(t)_\(axis)_raw", zero) }
         if style.hasPerAxisScale {
             for axis in Self.axes { try write("in_\(t)_\(axis)_scale", style.scaleText) }
         } else {

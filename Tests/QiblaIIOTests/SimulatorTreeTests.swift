@@ -18,7 +18,7 @@ struct SimulatorTreeTests {
         let t = style.kind.channelType
         #expect(try readText("\(d)/name") == style.defaultName + "\n")
         for axis in ["x", "y", "z"] {
-            #expect(try readText("\(d)/in_\(t)_\(axis)_raw") == "0\n")
+            #expect(try readText("\(d)/in_\(t)_\(axis)_raw").trimmingCharacters(in: .whitespaces) == "0\n")
             #expect(fileExists("\(d)/in_\(t)_\(axis)_scale") == style.hasPerAxisScale)
         }
         #expect(fileExists("\(d)/in_\(t)_scale") == !style.hasPerAxisScale)

@@ -56,6 +56,7 @@ public final class ChildProcess: @unchecked Sendable {
     private let lock = NSLock()
     private var stdoutData = Data()
     private var stderrData = Data()
+    private var readersDone: [DispatchSemaphore] = []
 
     public init(_ executable: String, _ arguments: [String], environment: [String: String]? = nil,
                 currentDirectory: String? = nil) throws {
@@ -71,15 +72,23 @@ public final class ChildProcess: @unchecked Sendable {
         process.standardOutput = stdoutPipe
         process.standardError = stderrPipe
         process.standardInput = FileHandle.nullDevice
-        stdoutPipe.fileHandleForReading.readabilityHandler = { [weak self] h in
-            let d = h.availableData
-            guard let self else { return }
-            self.lock.lock(); self.stdoutData.append(d); self.lock.unlock()
-        }
-        stderrPipe.fileHandleForReading.readabilityHandler = { [weak self] h in
-            let d = h.availableData
-            guard let self else { return }
-            self.lock.lock(); self.stderrData.append(d); self.lock.unlock()
+        // One reader thread per pipe, reading until end of file: output arrives in order and
+        // nothing written just before exit is lost.
+        for (pipe, isStandardOutput) in [(stdoutPipe, true), (stderrPipe, false)] {
+            let handle = pipe.fileHandleForReading
+            let done = DispatchSemaphore(value: 0)
+            readersDone.append(done)
+            Thread { [weak self] in
+                defer { done.signal() }
+                while true {
+                    let chunk = handle.availableData
+                    if chunk.isEmpty { return }
+                    guard let self else { continue }
+                    self.lock.lock()
+                    if isStandardOutput { self.stdoutData.append(chunk) } else { self.stderrData.append(chunk) }
+                    self.lock.unlock()
+                }
+            }.start()
         }
         try process.run()
     }
@@ -101,7 +110,8 @@ public final class ChildProcess: @unchecked Sendable {
     public func wait(timeout: Double = 10) -> Int32? {
         guard waitUntil(timeout: timeout, { !process.isRunning }) else { return nil }
         process.waitUntilExit()
-        usleep(20_000) // let the readability handlers collect the last output
+        // Collect the last output; a grandchild still holding the pipe (gpsd) only delays this.
+        for done in readersDone { if done.wait(timeout: .now() + 1) == .success { done.signal() } }
         return process.terminationStatus
     }
 
