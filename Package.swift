@@ -13,8 +13,11 @@ let strict: [SwiftSetting] = [
 ]
 
 /// Release builds link the Swift runtime statically so the daemon has no toolchain dependency on a phone.
+/// FoundationEssentials (used by swift-argument-parser) needs its two shim archives named explicitly
+/// when linked statically this way (Swift 6.3).
 let staticStdlib: [LinkerSetting] = [
-    .unsafeFlags(["-static-stdlib"], .when(configuration: .release)),
+    .unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCollections", "-Xlinker", "-l_FoundationCShims"],
+                 .when(configuration: .release)),
 ]
 
 let package = Package(
