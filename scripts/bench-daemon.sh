@@ -15,7 +15,7 @@
 #   - PropertiesChanged signals per second seen by `busctl monitor` on the private bus;
 #   - size of .build/release/qiblad (as built and stripped) and its shared libraries (ldd).
 # "Idle" = the simulator writes 20 Hz samples into the fake sysfs but nobody claims the compass;
-# "claimed" = one `qiblactl monitor` holds the claim.
+# "claimed" = one `qiblactl monitor` holds the claim; "released" = after it released the claim.
 #
 # Needs: the Swift toolchain, dbus-daemon, busctl (systemd), binutils (strip, optional).
 set -euo pipefail
@@ -217,6 +217,14 @@ monitor_lines=$(wc -l <"$work/qiblactl.log")
 claimed_switch_detail=$(per_thread_switches "$daemon_pid")
 stop_pid "$ctl_pid"; forget_pid "$ctl_pid"
 
+# --- released: back to idle? ----------------------------------------------------------------
+# qiblactl monitor releases the claim on SIGTERM; the daemon should stop its sensor threads.
+echo "== released: ${phase_seconds} s after qiblactl monitor released the claim" >&2
+sleep 3
+measure_phase released
+released_cpu=$phase_cpu released_wakeups=$phase_wakeups released_signals=$phase_signals
+released_rss=$phase_rss released_hwm=$phase_hwm released_threads=$phase_threads released_raw=$phase_raw
+
 # --- binary ---------------------------------------------------------------------------------
 size_kib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f KiB", b / 1024 }'; }
 binary_size=$(size_kib "$bin/qiblad")
@@ -241,23 +249,23 @@ section=$(cat <<EOF
 - Swift: $swift_version
 - Command: \`$command\`
 - Setup: private dbus-daemon; \`qibla-sim run --phone pinephone --lat $latitude --lon=$longitude --turning --rate $rate\`;
-  \`qiblad ${qiblad_args[*]//$work/TMP}\`; claimed = one \`qiblactl monitor\`; $phase_seconds s per phase.
+  \`qiblad ${qiblad_args[*]//$work/TMP}\`; claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling.
 
-| Metric | idle | claimed (20 Hz) |
-|---|---:|---:|
-| Resident memory VmRSS | $idle_rss kB | $claimed_rss kB |
-| Peak resident memory VmHWM | $idle_hwm kB | $claimed_hwm kB |
-| CPU time (utime + stime) | $idle_cpu | $claimed_cpu |
-| Wakeups (context switches, all threads) | $idle_wakeups /s | $claimed_wakeups /s |
-| PropertiesChanged signals | $idle_signals /s | $claimed_signals /s |
-| Threads | $idle_threads | $claimed_threads |
+| Metric | idle | claimed (20 Hz) | released again |
+|---|---:|---:|---:|
+| Resident memory VmRSS | $idle_rss kB | $claimed_rss kB | $released_rss kB |
+| Peak resident memory VmHWM | $idle_hwm kB | $claimed_hwm kB | $released_hwm kB |
+| CPU time (utime + stime) | $idle_cpu | $claimed_cpu | $released_cpu |
+| Wakeups (context switches, all threads) | $idle_wakeups /s | $claimed_wakeups /s | $released_wakeups /s |
+| PropertiesChanged signals | $idle_signals /s | $claimed_signals /s | $released_signals /s |
+| Threads | $idle_threads | $claimed_threads | $released_threads |
 
 - Startup (launch → \`$bus_name\` owned): $startup_stats.
 - Binary \`.build/release/qiblad\`: $binary_size; Swift stdlib linked $stdlib. Build: $build_note.
 - Shared libraries: $libraries.
-- Raw counters — idle: $idle_raw; claimed: $claimed_raw; \`qiblactl monitor\` printed $monitor_lines lines.
-- Context switches per thread (voluntary+involuntary, since the thread started) at the end of the idle phase: ${idle_switch_detail% };
-  at the end of the claimed phase: ${claimed_switch_detail% }
+- Raw counters — idle: $idle_raw; claimed: $claimed_raw; released: $released_raw; \`qiblactl monitor\` printed $monitor_lines lines.
+- Context switches per thread (voluntary+involuntary, since the thread started) at the end of the idle phase: ${idle_switch_detail%; };
+  at the end of the claimed phase: ${claimed_switch_detail%; }.
 <!-- bench-daemon:end -->
 EOF
 )
