@@ -6,6 +6,7 @@
 #   scripts/bench-daemon.sh [seconds-per-phase [startup-runs]]     (defaults 20 5)
 #   BENCH_NO_BUILD=1 scripts/bench-daemon.sh                       (reuse .build/release)
 #   BENCH_OUTPUT=/dev/null scripts/bench-daemon.sh 5 1             (quick try, print only)
+#   BENCH_KEEP=1 scripts/bench-daemon.sh                           (keep the logs: bus, qiblad, monitors)
 #
 # Measured (all from /proc of the qiblad process; no instrumentation inside the daemon):
 #   - startup: launch → the bus name is owned (polling NameHasOwner on the bus), median of N runs;
@@ -48,7 +49,7 @@ cleanup() {
     local i
     for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pid "${pids[i]}"; done
     pids=()
-    rm -rf "$work"
+    if [[ -n ${BENCH_KEEP:-} ]]; then echo "bench-daemon: logs kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
