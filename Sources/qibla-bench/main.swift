@@ -60,22 +60,27 @@ struct Measurement {
     var callsPerBatch: Int
 }
 
-/// Runs `body` over all points `batches` times (after `warmup` untimed batches); one sample per batch.
-func measure(_ name: String, points: [GeodeticPosition], batches: Int, warmup: Int,
-             sink: inout Double, _ body: (GeodeticPosition) -> Double) -> Measurement {
+/// Runs `body` over all inputs `batches` times (after `warmup` untimed batches); one sample per batch.
+///
+/// `@inline(__always)` so the benchmarked closure is inlined into the timing loop, as the C++
+/// driver's loop body is: otherwise every call pays an indirect closure call that GeographicLib's
+/// figure does not include.
+@inline(__always)
+func measure<Input>(_ name: String, inputs: [Input], batches: Int, warmup: Int,
+                    sink: inout Double, _ body: (Input) -> Double) -> Measurement {
     var samples: [Double] = []
     samples.reserveCapacity(batches)
     for batch in 0..<(warmup + batches) {
         let start = monotonicNanoseconds()
         var local = 0.0
-        for point in points { local += body(point) }
+        for input in inputs { local += body(input) }
         let elapsed = monotonicNanoseconds() - start
         sink += local
-        if batch >= warmup { samples.append(Double(elapsed) / Double(points.count)) }
+        if batch >= warmup { samples.append(Double(elapsed) / Double(inputs.count)) }
     }
     samples.sort()
     return Measurement(name: name, medianNanoseconds: percentile(samples, 0.5), p90Nanoseconds: percentile(samples, 0.9),
-                       batches: batches, callsPerBatch: points.count)
+                       batches: batches, callsPerBatch: inputs.count)
 }
 
 /// Nearest-rank percentile of sorted samples.
@@ -92,17 +97,51 @@ enum BenchmarkName: String, CaseIterable, ExpressibleByArgument {
     case geodesicInverse = "geodesic-inverse"
     case qiblaSolve = "qibla-solve"
     case wmm
+    case headingPipeline = "heading-pipeline"
+    case accuracy
 }
 
-/// Great-circle initial bearing to the Kaaba on the sphere (the formula the Adhan libraries use):
-/// θ = atan2(sin Δλ cos φ₂, cos φ₁ sin φ₂ − sin φ₁ cos φ₂ cos Δλ). Timed on its own as the cheapest
-/// possible Qibla; `Qibla.solve` includes it together with the geodesic.
-@inline(never) func greatCircleBearingDegrees(from p: GeodeticPosition, to k: GeodeticPosition) -> Double {
-    let phi1 = Angle.radians(p.latitudeDegrees), phi2 = Angle.radians(k.latitudeDegrees)
-    let deltaLambda = Angle.radians(k.longitudeDegrees - p.longitudeDegrees)
-    let y = sin(deltaLambda) * cos(phi2)
-    let x = cos(phi1) * sin(phi2) - sin(phi1) * cos(phi2) * cos(deltaLambda)
-    return Angle.normalized360(Angle.degrees(atan2(y, x)))
+/// One magnetometer + accelerometer sample pair, as the daemon feeds `HeadingPipeline.update`.
+struct SensorSample {
+    /// Raw magnetometer reading, microtesla, device frame.
+    var magnetic: Vector3
+    /// Accelerometer reading (reaction to gravity), m/s², device frame.
+    var acceleration: Vector3
+}
+
+/// A realistic 20 Hz stream: a phone held in the hand at London (WMM2025 horizontal field about
+/// 19.6 µT, vertical about 45.3 µT down), tilted 10–25° towards the user with a slow wobble,
+/// turning at 10°/s, with ±0.4 µT magnetometer and ±0.05 m/s² accelerometer noise (uniform, from
+/// the same LCG as the points, seed + 1). Device frame as Android/IIO: x right, y top edge,
+/// z out of the screen.
+enum SensorStream {
+    static func generate(count: Int) -> [SensorSample] {
+        var state = BenchmarkPoints.seed &+ 1
+        func noise(_ amplitude: Double) -> Double {
+            state = state &* 6_364_136_223_846_793_005 &+ 1_442_695_040_888_963_407
+            return (Double(state >> 11) * 0x1p-53 * 2 - 1) * amplitude
+        }
+        let horizontal = 19.6, down = 45.3, gravity = 9.806_65
+        return (0..<count).map { i in
+            let t = Double(i) * 0.05
+            let heading = Angle.radians(10 * t)            // top edge, clockwise from magnetic north
+            let pitch = Angle.radians(17.5 + 7.5 * sin(0.7 * t))  // top edge raised above the horizon
+            // World (east, north, up) field and up vector, rotated into the device frame:
+            // first about up by the heading, then about the device x axis by the pitch.
+            let eastWorld = 0.0, northWorld = horizontal, upWorld = -down
+            let xAlongHeading = eastWorld * cos(heading) - northWorld * sin(heading)
+            let yAlongHeading = eastWorld * sin(heading) + northWorld * cos(heading)
+            let magnetic = Vector3(
+                xAlongHeading + noise(0.4),
+                yAlongHeading * cos(pitch) + upWorld * sin(pitch) + noise(0.4),
+                -yAlongHeading * sin(pitch) + upWorld * cos(pitch) + noise(0.4))
+            let acceleration = Vector3(
+                noise(0.05),
+                gravity * sin(pitch) + noise(0.05),
+                gravity * cos(pitch) + noise(0.05))
+            return SensorSample(magnetic: magnetic, acceleration: acceleration)
+        }
+    }
 }
 
 // MARK: Report
@@ -244,30 +283,79 @@ struct QiblaBench: ParsableCommand {
         let model = MagneticModel.wmm2025
         var sink = 0.0
         var results: [BenchmarkName: Measurement] = [:]
+        var notes: [String] = []
         for name in BenchmarkName.allCases where only.contains(name) {
             switch name {
             case .greatCircle:
-                results[name] = measure("Great-circle Qibla bearing (spherical formula)", points: points,
-                                        batches: batches, warmup: warmup, sink: &sink) {
-                    greatCircleBearingDegrees(from: $0, to: kaaba)
+                results[name] = measure("`GreatCircle.initialBearingDegrees(from:to:)` (spherical, to the Kaaba)",
+                                        inputs: points, batches: batches, warmup: warmup, sink: &sink) {
+                    GreatCircle.initialBearingDegrees(from: $0, to: kaaba) ?? 0
                 }
             case .geodesicInverse:
-                results[name] = measure("`Geodesic.wgs84.inverse(from:to:)` (WGS84, to the Kaaba)", points: points,
-                                        batches: batches, warmup: warmup, sink: &sink) {
+                results[name] = measure("`Geodesic.wgs84.inverse(from:to:)` (WGS84, to the Kaaba)",
+                                        inputs: points, batches: batches, warmup: warmup, sink: &sink) {
                     let r = geodesic.inverse(from: $0, to: kaaba)
                     return r.distanceMetres + r.initialAzimuthDegrees
                 }
             case .qiblaSolve:
-                results[name] = measure("`Qibla().solve(from:)` (great circle + geodesic + distance)", points: points,
-                                        batches: batches, warmup: warmup, sink: &sink) {
+                results[name] = measure("`Qibla().solve(from:)` (great circle + geodesic + distance)",
+                                        inputs: points, batches: batches, warmup: warmup, sink: &sink) {
                     let s = qibla.solve(from: $0)
                     return s.distanceMetres + (s.geodesicBearing.value ?? 0) + (s.greatCircleBearing.value ?? 0)
                 }
             case .wmm:
                 results[name] = measure("`MagneticModel.wmm2025.field(at:decimalYear:)` (degree 12 + SV)",
-                                        points: points, batches: batches, warmup: warmup, sink: &sink) {
+                                        inputs: points, batches: batches, warmup: warmup, sink: &sink) {
                     let f = model.field(at: $0, decimalYear: 2027.5)
                     return f.declinationDegrees + f.totalNanotesla
+                }
+            case .headingPipeline:
+                // One pipeline fed continuously across batches, time advancing 0.05 s (20 Hz) per
+                // sample, as in the daemon; the default 0.5 s smoothing window holds 10 samples.
+                let stream = SensorStream.generate(count: points.count)
+                var pipeline = HeadingPipeline()
+                var time = 0.0
+                var accepted = 0, rejected = 0
+                results[name] = measure("`HeadingPipeline.update(magnetic:acceleration:time:)` (20 Hz hand-held stream)",
+                                        inputs: stream, batches: batches, warmup: warmup, sink: &sink) { sample in
+                    time += 0.05
+                    switch pipeline.update(magnetic: sample.magnetic, acceleration: sample.acceleration, time: time) {
+                    case .success(let estimate):
+                        accepted += 1
+                        return estimate.magneticHeadingDegrees + estimate.spreadDegrees
+                    case .failure:
+                        rejected += 1
+                        return 0
+                    }
+                }
+                notes.append("Heading pipeline: \(accepted) of \(accepted + rejected) samples gave an estimate "
+                    + "(a rejection would be timed on its short path).")
+            case .accuracy:
+                // Inputs as the daemon passes them: the pipeline's estimates for the stream, with
+                // the WMM2025 field at London as the expectation.
+                var pipeline = HeadingPipeline()
+                let stream = SensorStream.generate(count: points.count)
+                var estimates: [HeadingEstimate] = []
+                for (i, sample) in stream.enumerated() {
+                    if case .success(let e) = pipeline.update(magnetic: sample.magnetic,
+                                                              acceleration: sample.acceleration,
+                                                              time: Double(i + 1) * 0.05) {
+                        estimates.append(e)
+                    }
+                }
+                let london = GeodeticPosition(uncheckedLatitude: 51.5074, longitude: -0.1278, heightMetres: 0)
+                let expected = model.field(at: london, decimalYear: 2027.5)
+                let expectedMicrotesla = expected.totalNanotesla / 1000
+                let expectedInclination = expected.inclinationDegrees
+                results[name] = measure("`estimateAccuracy(...)` (pipeline estimates vs WMM at London)",
+                                        inputs: estimates, batches: batches, warmup: warmup, sink: &sink) { e in
+                    let r = estimateAccuracy(spreadDegrees: e.spreadDegrees,
+                                             measuredFieldMicrotesla: e.fieldStrengthMicrotesla,
+                                             expectedFieldMicrotesla: expectedMicrotesla,
+                                             measuredInclinationDegrees: e.inclinationDegrees,
+                                             expectedInclinationDegrees: expectedInclination,
+                                             calibrated: true)
+                    return r.headingErrorDegrees + (r.magneticInterference ? 1 : 0)
                 }
             }
         }
@@ -283,7 +371,6 @@ struct QiblaBench: ParsableCommand {
             lines.append("| \(cppLibrary) `Geodesic::WGS84().Inverse` (C++, g++ -O2, same points) "
                 + "| \(formatted(cppMedianNs)) | \(formatted(cppP90Ns ?? .nan)) |")
         }
-        var notes: [String] = []
         if let cppMedianNs, let swift = results[.geodesicInverse] {
             let ratio = swift.medianNanoseconds / cppMedianNs
             notes.append("Geodesic inverse, Swift / C++ median ratio: **\(formatted(ratio, decimals: 2))** "
@@ -311,7 +398,7 @@ struct QiblaBench: ParsableCommand {
             - Machine: \(machine)
             - Swift: \(swiftVersion)
             - Command: `\(command)`
-            - Method: \(batches) timed batches (after \(warmup) warm-up) of \(points.count) calls each; one sample = batch time / calls.
+            - Method: \(batches) timed batches (after \(warmup) warm-up) of \(points.count) calls each (the accuracy row: one call per accepted pipeline estimate); one sample = batch time / calls.
 
             \(lines.joined(separator: "\n"))
 

@@ -1,0 +1,288 @@
+#!/usr/bin/env bash
+# Measures the real qiblad (release build) on a private dbus-daemon, fed by qibla-sim, and writes
+# a markdown table into BENCHMARKS.md between the bench-daemon markers (the qibla-bench table has
+# its own markers, so the two update independently).
+#
+#   scripts/bench-daemon.sh [seconds-per-phase [startup-runs]]     (defaults 20 5)
+#   BENCH_NO_BUILD=1 scripts/bench-daemon.sh                       (reuse .build/release)
+#   BENCH_OUTPUT=/dev/null scripts/bench-daemon.sh 5 1             (quick try, print only)
+#   BENCH_KEEP=1 scripts/bench-daemon.sh                           (keep the logs: bus, qiblad, monitors)
+#
+# Measured (all from /proc of the qiblad process; no instrumentation inside the daemon):
+#   - startup: launch → the bus name is owned (polling NameHasOwner on the bus), median of N runs;
+#   - VmRSS / VmHWM (/proc/PID/status), idle and claimed;
+#   - CPU: utime+stime (/proc/PID/stat) over the phase, scaled to seconds of CPU per minute;
+#   - wakeups: voluntary + involuntary context switches summed over /proc/PID/task/*/status, per s;
+#   - PropertiesChanged signals per second seen by `busctl monitor` on the private bus;
+#   - size of .build/release/qiblad (as built and stripped) and its shared libraries (ldd).
+# "Idle" = the simulator writes 20 Hz samples into the fake sysfs but nobody claims the compass;
+# "claimed" = one `qiblactl monitor` holds the claim; "released" = after it released the claim.
+#
+# Needs: the Swift toolchain, dbus-daemon, busctl (systemd), binutils (strip, optional).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+phase_seconds=${1:-20}
+startup_runs=${2:-5}
+output=${BENCH_OUTPUT:-BENCHMARKS.md}
+latitude=51.5074
+longitude=-0.1278
+rate=20
+bus_name=io.github.qiblad.Qibla1
+
+work=$(mktemp -d /tmp/qiblad-bench.XXXXXX)
+pids=()
+
+# Stops the processes this script started: SIGTERM, a grace period, then SIGKILL.
+stop_pid() {
+    local pid=$1 i
+    kill "$pid" 2>/dev/null || return 0
+    for i in $(seq 1 30); do
+        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+        sleep 0.1
+    done
+    echo "bench-daemon: pid $pid ignored SIGTERM for 3 s, sending SIGKILL" >&2
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+cleanup() {
+    local i
+    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pid "${pids[i]}"; done
+    pids=()
+    if [[ -n ${BENCH_KEEP:-} ]]; then echo "bench-daemon: logs kept in $work" >&2; else rm -rf "$work"; fi
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+forget_pid() { local keep=() p; for p in "${pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done; pids=("${keep[@]}"); }
+
+now_ns() { date +%s%N; }
+
+# With -static-stdlib (Package.swift, release) the link of qiblad and qiblactl fails on Swift 6.3:
+# libFoundationEssentials.a (pulled in by swift-argument-parser / swift-log) needs
+# lib_FoundationCollections.a and lib_FoundationCShims.a, which the static-stdlib link line does
+# not name. If the plain build fails, retry with those two archives added, and say so in the report.
+workaround_flags=(-Xlinker -l_FoundationCollections -Xlinker -l_FoundationCShims)
+build_note="plain \`swift build -c release\`"
+if [[ -z ${BENCH_NO_BUILD:-} ]]; then
+    echo "== building qiblad, qiblactl, qibla-sim (release)" >&2
+    for product in qiblad qiblactl qibla-sim; do
+        if ! swift build -c release --product "$product" >"$work/build-$product.log" 2>&1; then
+            grep -q "undefined reference to .*_Foundation\|undefined reference to '_stringshims\|undefined reference to '_platform_shims" \
+                "$work/build-$product.log" || { cat "$work/build-$product.log" >&2; exit 1; }
+            echo "   $product: static-stdlib link failed (FoundationEssentials dependencies); retrying with ${workaround_flags[*]}" >&2
+            swift build -c release --product "$product" "${workaround_flags[@]}" >&2
+            build_note="\`swift build -c release ${workaround_flags[*]}\` (the plain release link fails: libFoundationEssentials.a needs lib_FoundationCollections.a and lib_FoundationCShims.a under -static-stdlib)"
+        fi
+    done
+else
+    build_note="prebuilt (BENCH_NO_BUILD)"
+fi
+bin="$(swift build -c release --show-bin-path)"
+for product in qiblad qiblactl qibla-sim; do
+    [[ -x $bin/$product ]] || { echo "bench-daemon: $bin/$product missing (build it first)" >&2; exit 1; }
+done
+
+# --- private bus (same configuration as Tests/TestSupport PrivateBus) -------------------------
+cat >"$work/bus.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>session</type>
+  <listen>unix:path=$work/bus</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+EOF
+dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=1 >"$work/bus.address" 2>"$work/bus.log" &
+pids+=($!)
+for _ in $(seq 1 100); do grep -q unix: "$work/bus.address" 2>/dev/null && break; sleep 0.05; done
+grep -q unix: "$work/bus.address" || { echo "bench-daemon: dbus-daemon did not start: $(cat "$work/bus.log")" >&2; exit 1; }
+address="unix:path=$work/bus"
+export DBUS_SESSION_BUS_ADDRESS=$address
+
+name_owned() {
+    busctl --address="$address" call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
+        NameHasOwner s "$bus_name" 2>/dev/null | grep -q true
+}
+
+# --- simulator ------------------------------------------------------------------------------
+echo "== qibla-sim: pinephone at $latitude,$longitude turning, $rate Hz" >&2
+"$bin/qibla-sim" run --root "$work/sys" --dev-root "$work/dev" --phone pinephone \
+    --lat "$latitude" --lon="$longitude" --turning --rate "$rate" >"$work/sim.log" 2>&1 &
+sim_pid=$!
+pids+=("$sim_pid")
+for _ in $(seq 1 100); do [[ -d $work/sys/bus/iio/devices ]] && break; sleep 0.05; done
+[[ -d $work/sys/bus/iio/devices ]] || { echo "bench-daemon: qibla-sim made no devices: $(cat "$work/sim.log")" >&2; exit 1; }
+sleep 0.5
+
+qiblad_args=(--session --no-gpsd --sysfs-root "$work/sys" --state-dir "$work/state" --location="$latitude,$longitude")
+
+# --- startup time ---------------------------------------------------------------------------
+# Launch → NameHasOwner true. Each poll is one busctl call (a few ms), which bounds the resolution.
+start_daemon() {
+    local t0 t1
+    t0=$(now_ns)
+    "$bin/qiblad" "${qiblad_args[@]}" >>"$work/qiblad.log" 2>&1 &
+    daemon_pid=$!
+    pids+=("$daemon_pid")
+    until name_owned; do
+        kill -0 "$daemon_pid" 2>/dev/null || { echo "bench-daemon: qiblad exited: $(tail -5 "$work/qiblad.log")" >&2; exit 1; }
+        (( $(now_ns) - t0 < 10000000000 )) || { echo "bench-daemon: qiblad did not own $bus_name in 10 s" >&2; exit 1; }
+    done
+    t1=$(now_ns)
+    startup_ms=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.1f", d / 1e6 }')
+}
+startups=()
+for run in $(seq 1 "$startup_runs"); do
+    start_daemon
+    startups+=("$startup_ms")
+    echo "   startup run $run: $startup_ms ms" >&2
+    if ((run < startup_runs)); then
+        stop_pid "$daemon_pid"; forget_pid "$daemon_pid"
+        for _ in $(seq 1 100); do name_owned || break; sleep 0.02; done
+    fi
+done
+startup_stats=$(printf '%s\n' "${startups[@]}" | sort -g | awk '{ v[NR] = $1 } END {
+    m = (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2
+    printf "%.1f ms median (min %.1f, max %.1f; %d runs)", m, v[1], v[NR], NR }')
+
+# --- /proc readers --------------------------------------------------------------------------
+clock_ticks=$(getconf CLK_TCK)
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }   # utime + stime (fields 14, 15)
+switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }'; }
+threads() { ls /proc/"$1"/task | wc -l; }
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+signals_seen() { local n; n=$(grep -c 'PropertiesChanged' "$work/monitor-$1.log" 2>/dev/null) || true; echo "${n:-0}"; }
+
+# "name(tid): voluntary+involuntary; ..." for every thread (counts since the thread started).
+per_thread_switches() {
+    local t
+    for t in /proc/"$1"/task/*; do
+        printf '%s(%s): %s+%s; ' "$(cat "$t/comm")" "${t##*/}" \
+            "$(awk '/^voluntary_ctxt_switches:/ { print $2 }' "$t/status")" \
+            "$(awk '/^nonvoluntary_ctxt_switches:/ { print $2 }' "$t/status")"
+    done
+}
+
+# busctl monitor, one JSON line per message (flushed per message), for the whole run of a phase.
+start_bus_monitor() {
+    busctl --address="$address" monitor --json=short \
+        --match "type='signal',member='PropertiesChanged'" >"$work/monitor-$1.log" 2>"$work/monitor-$1.err" &
+    bus_monitor_pid=$!
+    pids+=("$bus_monitor_pid")
+    sleep 0.5
+}
+
+# One phase: counters before and after `phase_seconds`; sets phase_* variables.
+measure_phase() {
+    local name=$1 t0 t1 c0 c1 w0 w1 s0 s1 seconds
+    start_bus_monitor "$name"
+    c0=$(cpu_ticks "$daemon_pid"); w0=$(switches "$daemon_pid"); s0=$(signals_seen "$name"); t0=$(now_ns)
+    sleep "$phase_seconds"
+    c1=$(cpu_ticks "$daemon_pid"); w1=$(switches "$daemon_pid"); s1=$(signals_seen "$name"); t1=$(now_ns)
+    seconds=$(awk -v d=$((t1 - t0)) 'BEGIN { print d / 1e9 }')
+    phase_cpu=$(awk -v t=$((c1 - c0)) -v hz="$clock_ticks" -v s="$seconds" 'BEGIN { printf "%.2f s/min (%.2f %% of one core)", t / hz * 60 / s, t / hz / s * 100 }')
+    phase_wakeups=$(awk -v n=$((w1 - w0)) -v s="$seconds" 'BEGIN { printf "%.1f", n / s }')
+    phase_signals=$(awk -v n=$((s1 - s0)) -v s="$seconds" 'BEGIN { printf "%.1f", n / s }')
+    phase_rss=$(status_kb "$daemon_pid" VmRSS); phase_hwm=$(status_kb "$daemon_pid" VmHWM)
+    phase_threads=$(threads "$daemon_pid")
+    phase_raw="cpu ticks $((c1 - c0)) @${clock_ticks} Hz, switches $((w1 - w0)), signals $((s1 - s0)) in ${seconds} s"
+    echo "   $name: CPU $phase_cpu, wakeups $phase_wakeups/s, PropertiesChanged $phase_signals/s, VmRSS $phase_rss kB, VmHWM $phase_hwm kB, threads $phase_threads ($phase_raw)" >&2
+    stop_pid "$bus_monitor_pid"; forget_pid "$bus_monitor_pid"
+}
+
+# --- idle -----------------------------------------------------------------------------------
+echo "== idle: ${phase_seconds} s, nobody claims the compass" >&2
+sleep 3
+measure_phase idle
+idle_cpu=$phase_cpu idle_wakeups=$phase_wakeups idle_signals=$phase_signals
+idle_rss=$phase_rss idle_hwm=$phase_hwm idle_threads=$phase_threads idle_raw=$phase_raw
+idle_switch_detail=$(per_thread_switches "$daemon_pid")
+
+# --- claimed --------------------------------------------------------------------------------
+echo "== claimed: ${phase_seconds} s, one qiblactl monitor holds the claim" >&2
+"$bin/qiblactl" monitor >"$work/qiblactl.log" 2>&1 &
+ctl_pid=$!
+pids+=("$ctl_pid")
+sleep 3
+kill -0 "$ctl_pid" 2>/dev/null || { echo "bench-daemon: qiblactl monitor exited: $(cat "$work/qiblactl.log")" >&2; exit 1; }
+measure_phase claimed
+claimed_cpu=$phase_cpu claimed_wakeups=$phase_wakeups claimed_signals=$phase_signals
+claimed_rss=$phase_rss claimed_hwm=$phase_hwm claimed_threads=$phase_threads claimed_raw=$phase_raw
+monitor_lines=$(wc -l <"$work/qiblactl.log")
+claimed_switch_detail=$(per_thread_switches "$daemon_pid")
+stop_pid "$ctl_pid"; forget_pid "$ctl_pid"
+
+# --- released: back to idle? ----------------------------------------------------------------
+# qiblactl monitor releases the claim on SIGTERM; the daemon should stop its sensor threads.
+echo "== released: ${phase_seconds} s after qiblactl monitor released the claim" >&2
+sleep 3
+measure_phase released
+released_cpu=$phase_cpu released_wakeups=$phase_wakeups released_signals=$phase_signals
+released_rss=$phase_rss released_hwm=$phase_hwm released_threads=$phase_threads released_raw=$phase_raw
+
+# --- binary ---------------------------------------------------------------------------------
+size_kib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f KiB", b / 1024 }'; }
+binary_size=$(size_kib "$bin/qiblad")
+if command -v strip >/dev/null; then
+    strip -o "$work/qiblad.stripped" "$bin/qiblad"
+    binary_size="$binary_size ($(size_kib "$work/qiblad.stripped") stripped)"
+fi
+libraries=$(ldd "$bin/qiblad" | awk '{ print $1 }' | sed 's|.*/||' | grep -v '^linux-vdso' | sort | paste -sd ' ' -)
+if grep -q 'libswiftCore' <<<"$libraries"; then stdlib="dynamic (libswiftCore.so needed)"; else stdlib="static (no libswift*.so in ldd)"; fi
+
+# --- report ---------------------------------------------------------------------------------
+machine="$(awk -F': ' '/^model name/ { m = $2; n++ } END { printf "%s (%d logical CPUs)", m, n }' /proc/cpuinfo)"
+date_utc=$(date -u '+%Y-%m-%d %H:%M UTC')
+swift_version=$(swift --version 2>/dev/null | head -n 1)
+command="scripts/bench-daemon.sh${*:+ $*}"
+section=$(cat <<EOF
+<!-- bench-daemon:begin (generated by scripts/bench-daemon.sh; edit outside the markers) -->
+## Daemon (qiblad release build, simulated PinePhone)
+
+- Date: $date_utc
+- Machine: $machine, $(uname -sr)
+- Swift: $swift_version
+- Command: \`$command\`
+- Setup: private dbus-daemon; \`qibla-sim run --phone pinephone --lat $latitude --lon=$longitude --turning --rate $rate\`;
+  \`qiblad ${qiblad_args[*]//$work/TMP}\`; claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling.
+
+| Metric | idle | claimed (20 Hz) | released again |
+|---|---:|---:|---:|
+| Resident memory VmRSS | $idle_rss kB | $claimed_rss kB | $released_rss kB |
+| Peak resident memory VmHWM | $idle_hwm kB | $claimed_hwm kB | $released_hwm kB |
+| CPU time (utime + stime) | $idle_cpu | $claimed_cpu | $released_cpu |
+| Wakeups (context switches, all threads) | $idle_wakeups /s | $claimed_wakeups /s | $released_wakeups /s |
+| PropertiesChanged signals | $idle_signals /s | $claimed_signals /s | $released_signals /s |
+| Threads | $idle_threads | $claimed_threads | $released_threads |
+
+- Startup (launch → \`$bus_name\` owned): $startup_stats.
+- Binary \`.build/release/qiblad\`: $binary_size; Swift stdlib linked $stdlib. Build: $build_note.
+- Shared libraries: $libraries.
+- Raw counters — idle: $idle_raw; claimed: $claimed_raw; released: $released_raw; \`qiblactl monitor\` printed $monitor_lines lines.
+- Context switches per thread (voluntary+involuntary, since the thread started) at the end of the idle phase: ${idle_switch_detail%; };
+  at the end of the claimed phase: ${claimed_switch_detail%; }.
+<!-- bench-daemon:end -->
+EOF
+)
+printf '%s\n' "$section"
+
+if [[ $output != /dev/null ]]; then
+    [[ -f $output ]] || printf '# Benchmarks\n' >"$output"
+    if grep -q '<!-- bench-daemon:begin' "$output" && grep -q '<!-- bench-daemon:end -->' "$output"; then
+        printf '%s\n' "$section" >"$work/section.md"
+        awk -v file="$work/section.md" '
+            /<!-- bench-daemon:begin/ { while ((getline line < file) > 0) print line; skip = 1; next }
+            /<!-- bench-daemon:end -->/ { skip = 0; next }
+            !skip { print }' "$output" >"$work/out.md"
+        cat "$work/out.md" >"$output"
+    else
+        printf '\n%s\n' "$section" >>"$output"
+    fi
+    echo "updated $output" >&2
+fi
