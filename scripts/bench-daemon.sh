@@ -58,22 +58,12 @@ forget_pid() { local keep=() p; for p in "${pids[@]}"; do [[ $p == "$1" ]] || ke
 
 now_ns() { date +%s%N; }
 
-# With -static-stdlib (Package.swift, release) the link of qiblad and qiblactl fails on Swift 6.3:
-# libFoundationEssentials.a (pulled in by swift-argument-parser / swift-log) needs
-# lib_FoundationCollections.a and lib_FoundationCShims.a, which the static-stdlib link line does
-# not name. If the plain build fails, retry with those two archives added, and say so in the report.
-workaround_flags=(-Xlinker -l_FoundationCollections -Xlinker -l_FoundationCShims)
-build_note="plain \`swift build -c release\`"
+build_note="\`swift build -c release\` (Swift runtime linked statically, see Package.swift)"
 if [[ -z ${BENCH_NO_BUILD:-} ]]; then
     echo "== building qiblad, qiblactl, qibla-sim (release)" >&2
     for product in qiblad qiblactl qibla-sim; do
-        if ! swift build -c release --product "$product" >"$work/build-$product.log" 2>&1; then
-            grep -q "undefined reference to .*_Foundation\|undefined reference to '_stringshims\|undefined reference to '_platform_shims" \
-                "$work/build-$product.log" || { cat "$work/build-$product.log" >&2; exit 1; }
-            echo "   $product: static-stdlib link failed (FoundationEssentials dependencies); retrying with ${workaround_flags[*]}" >&2
-            swift build -c release --product "$product" "${workaround_flags[@]}" >&2
-            build_note="\`swift build -c release ${workaround_flags[*]}\` (the plain release link fails: libFoundationEssentials.a needs lib_FoundationCollections.a and lib_FoundationCShims.a under -static-stdlib)"
-        fi
+        swift build -c release --product "$product" >"$work/build-$product.log" 2>&1 \
+            || { cat "$work/build-$product.log" >&2; exit 1; }
     done
 else
     build_note="prebuilt (BENCH_NO_BUILD)"
