@@ -17,6 +17,8 @@ final class Daemon {
         var configuration = DaemonConfiguration()
         var runLocation: GeodeticPosition?
         var sensorConfiguration: SensorConfiguration
+        /// Command-line settings that win over the configuration file, also after a reload.
+        var overrides = ConfigurationOverrides()
     }
 
     let loop: EventLoop
@@ -40,6 +42,9 @@ final class Daemon {
     private var lastKnownDirty = false
     private var lastKnownTimer: EventLoop.Token?
     private var declinationDay = -1
+
+    /// False until the bus name is ours: before that, changes only update what clients will read.
+    private var isPublishing = false
 
     /// Set when the loop should stop; the process exits with it.
     private(set) var exitStatus: Int32 = 0
@@ -73,9 +78,6 @@ final class Daemon {
         compass = CompassController(daemon: self)
 
         loadState()
-        emitted = Dictionary(uniqueKeysWithValues: PublishedProperties.names.compactMap { name in
-            properties.value(of: name).map { (name, $0) }
-        })
 
         do {
             try connection.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',path='/org/freedesktop/DBus'")
@@ -101,6 +103,7 @@ final class Daemon {
         }
         switch result {
         case .primaryOwner, .alreadyOwner:
+            isPublishing = true
             logger.info("qiblad \(qibladVersion) serving \(QiblaService.busName) on the \(options.bus.displayName) bus as \(connection.uniqueName)")
         case .exists, .inQueue:
             throw StartupError("the name \(QiblaService.busName) is already owned on the \(options.bus.displayName) bus: another qiblad is running")
@@ -329,6 +332,10 @@ final class Daemon {
     /// Emits PropertiesChanged for what changed since clients were last told: at once for all but
     /// the heading group, which is rate-limited to max-signal-rate and to changes ≥ 0.1°.
     func publish() {
+        guard isPublishing else {
+            for name in PublishedProperties.names { emitted[name] = properties.value(of: name) }
+            return
+        }
         var immediate: [String] = []
         var headingChanged = false
         for name in PublishedProperties.names {
@@ -381,7 +388,8 @@ final class Daemon {
         switch ConfigurationLoader.load(path: path, logger: logger) {
         case .failure(let message):
             logger.error("configuration reload failed, keeping the previous settings: \(message)")
-        case .success(let new):
+        case .success(var new):
+            options.overrides.apply(to: &new)
             let old = options.configuration
             options.configuration = new
             options.sensorConfiguration.apply(new)
@@ -399,6 +407,23 @@ final class Daemon {
             compass.configurationChanged()
             refreshLocation()
         }
+    }
+}
+
+/// Settings given on the command line (`--gpsd`, `--no-gpsd`, `--sensor-mode`).
+struct ConfigurationOverrides {
+    var gpsd: (host: String, port: Int)?
+    var noGpsd = false
+    var sensorModeBuffered: Bool?
+
+    func apply(to configuration: inout DaemonConfiguration) {
+        if let gpsd {
+            configuration.gpsdEnabled = true
+            configuration.gpsdHost = gpsd.host
+            configuration.gpsdPort = gpsd.port
+        }
+        if noGpsd { configuration.gpsdEnabled = false }
+        if let sensorModeBuffered { configuration.sensorModeBuffered = sensorModeBuffered }
     }
 }
 

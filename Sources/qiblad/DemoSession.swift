@@ -34,6 +34,7 @@ final class DemoSession {
         let location = options.runLocation ?? defaultLocation
         options.runLocation = location
         options.configuration.gpsdEnabled = false
+        options.overrides.noGpsd = true
         options.sensorConfiguration.sysfsRoot = directory + "/sys"
         options.sensorConfiguration.devRoot = directory + "/dev"
         if options.stateDirectory == StateDirectoryDefault.marker { options.stateDirectory = directory + "/state" }
@@ -94,6 +95,11 @@ final class DemoSession {
             var status: Int32 = 0
             waitpid(pid, &status, 0)
             busDaemonPID = nil
+        }
+        // The fake sysfs tree, the bus socket and the demo's state go with the demo.
+        if let pid = try? Self.spawn(["rm", "-rf", "--", directory]) {
+            var status: Int32 = 0
+            waitpid(pid, &status, 0)
         }
     }
 

@@ -58,13 +58,11 @@ struct QibladCommand: ParsableCommand {
             logger.error("invalid configuration: \(problem)")
             throw ExitCode(2)
         }
-        if let gpsd, let (host, port) = parseHostPort(gpsd) {
-            configuration.gpsdEnabled = true
-            configuration.gpsdHost = host
-            configuration.gpsdPort = port
-        }
-        if noGpsd { configuration.gpsdEnabled = false }
-        if let sensorMode { configuration.sensorModeBuffered = sensorMode == "buffered" }
+        var overrides = ConfigurationOverrides()
+        overrides.gpsd = gpsd.flatMap(parseHostPort).map { (host: $0.0, port: $0.1) }
+        overrides.noGpsd = noGpsd
+        overrides.sensorModeBuffered = sensorMode.map { $0 == "buffered" }
+        overrides.apply(to: &configuration)
 
         var sensorConfiguration = SensorConfiguration()
         sensorConfiguration.apply(configuration)
@@ -77,7 +75,8 @@ struct QibladCommand: ParsableCommand {
             configPath: configPath,
             configuration: configuration,
             runLocation: location.flatMap(parseLocation),
-            sensorConfiguration: sensorConfiguration)
+            sensorConfiguration: sensorConfiguration,
+            overrides: overrides)
 
         // Signals are blocked before any thread starts, then read through signalfd on the loop.
         let signals: SignalWatcher
