@@ -504,28 +504,31 @@ public struct Geodesic: Sendable {
     ///
     /// The angle is reduced exactly to r ∈ [−45°, 45°] (plus round-off of the quotient) and a
     /// quadrant q, as GeographicLib's `Math::sincosd` does with `remquo`; here without a libm call:
-    /// q = nearest integer to x/90 (the 1.5·2⁵² shift rounds to nearest, ties to even, in the
-    /// default rounding mode), and r = x − 90q is exact for |x| < 2⁵³ (90q is an integer, r a
-    /// multiple of ulp(x) no larger in magnitude than x). Larger |x| (never a latitude or a
-    /// reduced longitude) goes through `remainder`.
+    /// q = nearest integer to x/90 (adding and subtracting 1.5·2⁵² rounds to nearest, ties to even,
+    /// in the default rounding mode, and leaves q mod 4 in the low bits of the sum), and
+    /// r = x − 90q is exact for |x| < 2⁵³ (90q is an integer, r a multiple of ulp(x) no larger in
+    /// magnitude than x). Larger |x| (never a latitude or a reduced longitude) goes through
+    /// `remainder`. sin r and cos r on |r| ≤ π/4 come from the fdlibm kernels (`kernelSin`,
+    /// `kernelCos`), within 1 ulp, with no range reduction of their own.
     @inline(__always)
     static func sinCosDegrees(_ degrees: Double) -> (sin: Double, cos: Double) {
-        let quadrant: Double
+        let quadrant: Int
         let r: Double
         if abs(degrees) <= 0x1p50 {
-            let shift = 0x1.8p52
-            quadrant = (degrees / 90 + shift) - shift
-            r = degrees - 90 * quadrant  // exact, in [−45, 45] up to round-off of x/90
+            let shifted = degrees / 90 + 0x1.8p52
+            quadrant = Int(truncatingIfNeeded: shifted.bitPattern)
+            r = degrees - 90 * (shifted - 0x1.8p52)  // exact, in [−45, 45] up to round-off of x/90
         } else {
             let reduced = remainder(degrees, 360)  // exact, in [−180, 180]
-            quadrant = (reduced / 90).rounded()
-            r = reduced - 90 * quadrant  // exact, in [−45, 45]
+            let q = (reduced / 90).rounded()
+            quadrant = Int(q)
+            r = reduced - 90 * q  // exact, in [−45, 45]
         }
-        let radians = Angle.radians(r)
-        let s = sin(radians)
-        let c = cos(radians)
+        let radians = r * (Double.pi / 180)
+        let s = kernelSin(radians)
+        let c = kernelCos(radians)
         let result: (Double, Double)
-        switch Int(quadrant) & 3 {
+        switch quadrant & 3 {
         case 0: result = (s, c)
         case 1: result = (c, -s)
         case 2: result = (-s, -c)
@@ -533,6 +536,41 @@ public struct Geodesic: Sendable {
         }
         // Keep the sign of a zero sine (−0 for −0°), make a zero cosine +0.
         return (degrees == 0 ? degrees : result.0, result.1 + 0)
+    }
+
+    // The two kernels below are those of fdlibm (k_sin.c, k_cos.c, as in FreeBSD's msun), with the
+    // tail of the reduced argument zero:
+    //   Copyright (C) 1993 by Sun Microsystems, Inc. All rights reserved.
+    //   Developed at SunPro, a Sun Microsystems, Inc. business.
+    //   Permission to use, copy, modify, and distribute this software is freely granted,
+    //   provided that this notice is preserved.
+
+    /// sin x for |x| ≤ π/4 (a little beyond is harmless): x + x³(S1 + x²(S2 + … + x⁸S6)), a
+    /// minimax polynomial with |sin x / x − s(x)| < 2⁻⁵⁸·³; within 1 ulp of sin x.
+    @inline(__always)
+    static func kernelSin(_ x: Double) -> Double {
+        if abs(x) < 0x1p-27 { return x }  // sin x = x to round-off (keeps −0)
+        let z = x * x
+        let v = z * x
+        let r = 8.333_333_333_322_489_461_24e-03 + z * (-1.984_126_982_985_794_931_34e-04
+            + z * (2.755_731_370_707_006_767_89e-06 + z * (-2.505_076_025_340_686_341_95e-08
+            + z * 1.589_690_995_211_550_102_21e-10)))
+        return x + v * (-1.666_666_666_666_663_243_48e-01 + z * r)
+    }
+
+    /// cos x for |x| ≤ π/4 (a little beyond is harmless): 1 − x²/2 + x⁴(C1 + … + x¹⁰C6), the
+    /// leading 1 − x²/2 summed with its rounding error; within 1 ulp of cos x.
+    @inline(__always)
+    static func kernelCos(_ x: Double) -> Double {
+        let z = x * x
+        let z2 = z * z
+        let r = z * (4.166_666_666_666_660_190_37e-02 + z * (-1.388_888_888_887_410_957_49e-03
+            + z * 2.480_158_728_947_672_941_78e-05))
+            + z2 * z2 * (-2.755_731_435_139_066_330_35e-07 + z * (2.087_572_321_298_174_827_90e-09
+            + z * -1.135_964_755_778_819_482_65e-11))
+        let halfZ = 0.5 * z
+        let w = 1 - halfZ
+        return w + (((1 - w) - halfZ) + z * r)
     }
 
     /// λ2 − λ1 reduced to [−180, 180] degrees without losing the rounding error of the
