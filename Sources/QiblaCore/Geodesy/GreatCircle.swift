@@ -21,6 +21,9 @@ public enum GreatCircle {
         let east = sinDeltaLambda * cosPhi2
         let north = cosPhi1 * sinPhi2 - sinPhi1 * cosPhi2 * cosDeltaLambda
         guard east != 0 || north != 0 else { return nil }
-        return Angle.normalized360(Angle.degrees(atan2(east, north)))
+        // atan2 is within [−180°, 180°], so one +360 is `Angle.normalized360` without its fmod.
+        let bearing = Angle.degrees(atan2(east, north))
+        let wrapped = bearing < 0 ? bearing + 360 : bearing
+        return wrapped >= 360 ? 0 : wrapped
     }
 }
