@@ -316,7 +316,9 @@ struct GPSDPositionSourceTests {
     @Test("An endless stream does not starve the loop")
     func endlessStream() throws {
         let port = freePort()
-        let gpsd = try GPSFake(log: "cities.log", port: port, cycleSeconds: 0)
+        // 1 ms between sentences (about 330 fixes a second). With -c 0, gpsd under heavy load from
+        // the other suites once never produced a fix in 30 s (gpsfake, not the source: it had connected).
+        let gpsd = try GPSFake(log: "cities.log", port: port, cycleSeconds: 0.001)
         let harness = try SourceHarness(port: port)
         var ticks = 0
         let tick = harness.loop.schedule(after: .milliseconds(100), repeating: .milliseconds(100)) { ticks += 1 }
