@@ -4,6 +4,9 @@
 // 43–55, doi:10.1007/s00190-012-0578-z (cited below as "K13 (n)" for its equation n), and its
 // addenda (geographiclib.sourceforge.io/geod-addenda.html, item 2: the quadrant of σ1 and ω1 for
 // end points on the equator).
+// Caveat: the K13 numbers 40, 46–47 and 53–54 were cited without the paper at hand and await a
+// check against it; the others were cross-checked against an independent implementation. The
+// numerical behaviour is proven by the GeographicLib vectors, not by the citations.
 
 /// A geodesic solver for an oblate ellipsoid of revolution (WGS84 by default).
 ///

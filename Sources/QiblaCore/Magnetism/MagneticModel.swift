@@ -12,6 +12,9 @@
 //   Eq. (19)     H, F, I, D from X Y Z;  Eq. (20) their rates of change;
 //   §1.3         grid variation GV = D − λ (north), D + λ (south), for |φ| ≥ 55°;
 //                caution zone H < 6000 nT, blackout zone H < 2000 nT.
+// Caveat: only Eq. (10)–(12) and (19) were confirmed against NOAA's own code comments here; the
+// other numbers follow the earlier editions and await a check against the 2025 PDF. Every row of
+// NOAA's official WMM2025 test values is reproduced by the tests, whatever the numbering.
 // At the geographic poles Eq. (11) divides 0 by cos φ′ = 0; the report's special case (the limit of
 // P̆ₙ¹(sin φ′)/cos φ′, computed by its own recursion, only m = 1 terms surviving) is used instead,
 // as in the NOAA reference library (MAG_SummationSpecial).
