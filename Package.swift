@@ -1,8 +1,10 @@
 // swift-tools-version:6.0
 // qiblad — a Qibla compass service for Linux devices.
 //
-// Shape (arrows point inwards only):
+// Shape (arrows point inwards only; ARCHITECTURE.md draws it):
 //   QiblaCore            pure math, no I/O (Sources/QiblaCore)
+//   QiblaInterface       the D-Bus interface as a typed table, generated from dbus/ (Sources/Interface)
+//   QiblaDaemon          the daemon's model and policy, pure, one-way data flow (Sources/Daemon)
 //   adapters             one module per outside world (Sources/Adapters/*, Sources/CLibraries/*)
 //   QiblaSimulator       fake IIO devices driven by QiblaCore (Sources/Simulator)
 //   qiblad / qiblactl    executables: wiring only
@@ -37,6 +39,11 @@ let package = Package(
     targets: [
         // MARK: Pure math
         .target(name: "QiblaCore", path: "Sources/QiblaCore", swiftSettings: strict),
+
+        // MARK: The interface and the daemon's model (pure)
+        .target(name: "QiblaInterface", path: "Sources/Interface", swiftSettings: strict),
+        .target(name: "QiblaDaemon", dependencies: ["QiblaCore", "QiblaInterface"], path: "Sources/Daemon",
+                swiftSettings: strict),
 
         // MARK: C libraries (one shim each)
         .systemLibrary(
@@ -86,6 +93,15 @@ let package = Package(
             path: "Sources/Adapters/State",
             swiftSettings: strict),
 
+        .target(
+            name: "QiblaConfiguration",
+            dependencies: [
+                "QiblaCore", "QiblaDaemon", "QiblaGPSD", "QiblaIIO", "QiblaState",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Adapters/Configuration",
+            swiftSettings: strict),
+
         // MARK: Simulator (test asset and demo engine)
         .target(
             name: "QiblaSimulator",
@@ -100,8 +116,8 @@ let package = Package(
         .executableTarget(
             name: "qiblad",
             dependencies: [
-                "QiblaCore", "QiblaEventLoop", "QiblaDBus", "QiblaGPSD", "QiblaIIO", "QiblaState",
-                "QiblaSimulator",
+                "QiblaCore", "QiblaInterface", "QiblaDaemon", "QiblaConfiguration",
+                "QiblaEventLoop", "QiblaDBus", "QiblaGPSD", "QiblaIIO", "QiblaState",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -111,7 +127,7 @@ let package = Package(
         .executableTarget(
             name: "qiblactl",
             dependencies: [
-                "QiblaCore", "QiblaDBus", "QiblaEventLoop",
+                "QiblaCore", "QiblaInterface", "QiblaDBus", "QiblaEventLoop",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qiblactl",
@@ -142,6 +158,13 @@ let package = Package(
         .testTarget(
             name: "QiblaCoreTests", dependencies: ["QiblaCore", "TestSupport"],
             exclude: ["Vectors"], swiftSettings: strict),
+        .testTarget(
+            name: "QiblaDaemonTests", dependencies: ["QiblaDaemon", "QiblaInterface", "QiblaCore"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "QiblaConfigurationTests",
+            dependencies: ["QiblaConfiguration", "QiblaDaemon", "QiblaGPSD", "QiblaIIO", "QiblaState", "QiblaCore"],
+            swiftSettings: strict),
         .testTarget(
             name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaSimulator", "QiblaCore", "TestSupport"],
             swiftSettings: strict),

@@ -5,13 +5,14 @@ import ArgumentParser
 import QiblaCore
 import QiblaDBus
 import QiblaEventLoop
+import QiblaInterface
 
 @main
 struct Qiblactl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qiblactl",
         abstract: "Ask qiblad for the Qibla, or compute it here.",
-        version: "0.1.0",
+        version: qiblaVersion,
         subcommands: [QiblaCommand.self, Status.self, Monitor.self, SetLocation.self, ClearLocation.self])
 }
 
@@ -120,9 +121,9 @@ struct BusOptions: ParsableArguments {
 }
 
 enum QibladClient {
-    static let name = "io.github.qiblad.Qibla1"
-    static let path = "/io/github/qiblad/Qibla1"
-    static let interface = "io.github.qiblad.Qibla1"
+    static let name = QiblaBus.name
+    static let path = QiblaBus.objectPath
+    static let interface = QiblaBus.interface
 
     static func call(_ connection: DBusConnection, _ member: String, _ arguments: [DBusValue] = [],
                      interface: String = QibladClient.interface) throws -> [DBusValue] {

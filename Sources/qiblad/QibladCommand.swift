@@ -3,10 +3,12 @@ import Glibc
 #endif
 import ArgumentParser
 import Logging
+import QiblaConfiguration
 import QiblaCore
 import QiblaDBus
 import QiblaEventLoop
 import QiblaIIO
+import QiblaInterface
 import QiblaState
 
 @main
@@ -15,9 +17,9 @@ struct QibladCommand: ParsableCommand {
         commandName: "qiblad",
         abstract: "The Qibla compass service: Qibla bearing, distance, true heading and compass accuracy on D-Bus.",
         discussion: """
-            Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from gpsd (while a client holds a compass claim), else the manual location, else the last known one. Sensors: IIO magnetometer and accelerometer under --sysfs-root. SIGHUP reloads the configuration. Try it without hardware: qiblad --demo, then qiblactl monitor.
+            Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from gpsd (while a client holds a compass claim), else the manual location, else the last known one. Sensors: IIO magnetometer and accelerometer under --sysfs-root. SIGHUP reloads the configuration. Try it without hardware: qibla-sim demo, then qiblactl monitor.
             """,
-        version: qibladVersion)
+        version: qiblaVersion)
 
     @Flag(name: .long, help: "Use the session bus (default).") var session = false
     @Flag(name: .long, help: "Use the system bus.") var system = false
@@ -29,7 +31,6 @@ struct QibladCommand: ParsableCommand {
     @Option(name: .long, help: "Root of the sysfs tree with IIO devices (default /sys).") var sysfsRoot: String?
     @Option(name: .long, help: "Root of the device nodes for buffered IIO reads (default /dev).") var devRoot: String?
     @Option(name: .long, help: "Sensor reading mode: polling or buffered.") var sensorMode: String?
-    @Flag(name: .long, help: "Demo: a simulated phone turning in the hand (London, or --location); starts a private bus when there is no session bus.") var demo = false
     @Flag(name: .long, help: "Log debug messages.") var verbose = false
 
     func validate() throws {
@@ -38,7 +39,7 @@ struct QibladCommand: ParsableCommand {
             throw ValidationError("--location takes 'LAT,LON' in degrees with latitude in [-90, 90] and longitude in [-180, 360)")
         }
         if let gpsd, parseHostPort(gpsd) == nil { throw ValidationError("--gpsd takes HOST:PORT") }
-        if let sensorMode, !["polling", "buffered"].contains(sensorMode) {
+        if let sensorMode, SensorReadingMode(rawValue: sensorMode) == nil {
             throw ValidationError("--sensor-mode is polling or buffered")
         }
     }
@@ -51,7 +52,7 @@ struct QibladCommand: ParsableCommand {
 
         // Configuration: file, then command-line overrides.
         let configPath = config ?? defaultConfigPath(environment)
-        var configuration = DaemonConfiguration()
+        var configuration: DaemonConfiguration
         switch ConfigurationLoader.load(path: configPath, logger: logger) {
         case .success(let c): configuration = c
         case .failure(let problem):
@@ -61,22 +62,18 @@ struct QibladCommand: ParsableCommand {
         var overrides = ConfigurationOverrides()
         overrides.gpsd = gpsd.flatMap(parseHostPort).map { (host: $0.0, port: $0.1) }
         overrides.noGpsd = noGpsd
-        overrides.sensorModeBuffered = sensorMode.map { $0 == "buffered" }
+        overrides.sensorMode = sensorMode.flatMap(SensorReadingMode.init(rawValue:))
+        overrides.sysfsRoot = sysfsRoot
+        overrides.devRoot = devRoot
         overrides.apply(to: &configuration)
 
-        var sensorConfiguration = SensorConfiguration()
-        sensorConfiguration.apply(configuration)
-        if let sysfsRoot { sensorConfiguration.sysfsRoot = sysfsRoot }
-        if let devRoot { sensorConfiguration.devRoot = devRoot }
-
-        var options = Daemon.Options(
+        let options = Daemon.Options(
             bus: system ? .system : .session,
-            stateDirectory: stateDir ?? (demo ? StateDirectoryDefault.marker : StateStore.defaultDirectory(environment: environment)),
+            stateDirectory: stateDir ?? StateStore.defaultDirectory(environment: environment),
             configPath: configPath,
             configuration: configuration,
-            runLocation: location.flatMap(parseLocation),
-            sensorConfiguration: sensorConfiguration,
-            overrides: overrides)
+            overrides: overrides,
+            runLocation: location.flatMap(parseLocation))
 
         // Signals are blocked before any thread starts, then read through signalfd on the loop.
         let signals: SignalWatcher
@@ -88,17 +85,6 @@ struct QibladCommand: ParsableCommand {
             logger.critical("cannot set up the event loop: \(error)")
             throw ExitCode(1)
         }
-
-        var demoSession: DemoSession?
-        if demo {
-            do {
-                demoSession = try DemoSession.start(options: &options, environment: environment, logger: logger)
-            } catch {
-                logger.critical("cannot start the demo: \(error)")
-                throw ExitCode(1)
-            }
-        }
-        defer { demoSession?.stop() }
 
         let daemon = Daemon(options: options, loop: loop, logger: logger)
         do {
@@ -117,7 +103,6 @@ struct QibladCommand: ParsableCommand {
                 daemon.requestExit(status: 0)
             }
         }
-        demoSession?.didStart(daemon: daemon)
 
         do {
             try loop.run()

@@ -9,7 +9,7 @@ import TestSupport
         let dir = try TemporaryDirectory(); defer { dir.remove() }
         let store = StateStore(directory: dir.path + "/nested/qiblad")
         let position = try GeodeticPosition(latitudeDegrees: -33.868820000000003, longitudeDegrees: 151.209296, heightMetres: 25.1)
-        let location = StoredLocation(position: position, horizontalAccuracyMetres: 4.2, timestampUnixSeconds: 1_795_000_000.125)
+        let location = Location(position: position, horizontalAccuracyMetres: 4.2, timestampUnixSeconds: 1_795_000_000.125)
         try store.saveLocation(location, as: StateStore.lastKnownLocationFile)
         let loaded = try store.loadLocation(StateStore.lastKnownLocationFile).get()
         #expect(loaded == location)
@@ -27,7 +27,7 @@ import TestSupport
     @Test func removingTheManualLocationDeletesOnlyThatFile() throws {
         let dir = try TemporaryDirectory(); defer { dir.remove() }
         let store = StateStore(directory: dir.path)
-        let location = StoredLocation(position: .init(uncheckedLatitude: 1, longitude: 2), horizontalAccuracyMetres: nil, timestampUnixSeconds: 3)
+        let location = Location(position: .init(uncheckedLatitude: 1, longitude: 2), horizontalAccuracyMetres: nil, timestampUnixSeconds: 3)
         try store.saveLocation(location, as: StateStore.manualLocationFile)
         try store.saveLocation(location, as: StateStore.lastKnownLocationFile)
         try store.saveLocation(nil, as: StateStore.manualLocationFile)

@@ -62,7 +62,7 @@ public struct KeyValueParseError: Error, Sendable, Equatable, CustomStringConver
 }
 
 extension Substring {
-    func trimmingWhitespace() -> Substring {
+    public func trimmingWhitespace() -> Substring {
         var s = self
         while let f = s.first, f == " " || f == "\t" || f == "\r" { s.removeFirst() }
         while let l = s.last, l == " " || l == "\t" || l == "\r" { s.removeLast() }
@@ -71,7 +71,7 @@ extension Substring {
 }
 
 extension String {
-    func trimmingWhitespace() -> Substring { self[...].trimmingWhitespace() }
+    public func trimmingWhitespace() -> Substring { self[...].trimmingWhitespace() }
 }
 
 /// Parses a decimal number the way the files are written: `-12.5`, `1e-3`; never locale-dependent.

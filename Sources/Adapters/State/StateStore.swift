@@ -2,21 +2,6 @@ import Logging
 import QiblaCore
 import SystemPackage
 
-/// A stored position with its provenance: the manual location or the last live fix.
-public struct StoredLocation: Sendable, Equatable {
-    public var position: GeodeticPosition
-    /// Horizontal accuracy, metres (nil = unknown; a manual location has none).
-    public var horizontalAccuracyMetres: Double?
-    /// When the position was taken, seconds since the Unix epoch (UTC).
-    public var timestampUnixSeconds: Double
-
-    public init(position: GeodeticPosition, horizontalAccuracyMetres: Double?, timestampUnixSeconds: Double) {
-        self.position = position
-        self.horizontalAccuracyMetres = horizontalAccuracyMetres
-        self.timestampUnixSeconds = timestampUnixSeconds
-    }
-}
-
 /// What went wrong reading a state file; the file has been set aside when `setAsidePath` is set.
 public struct StateFileProblem: Error, Sendable, CustomStringConvertible {
     public var file: String
@@ -59,7 +44,7 @@ public final class StateStore: Sendable {
 
     // MARK: Locations
 
-    public func loadLocation(_ name: String) -> Result<StoredLocation?, StateFileProblem> {
+    public func loadLocation(_ name: String) -> Result<Location?, StateFileProblem> {
         let document: KeyValueDocument?
         switch loadDocument(name) {
         case .success(let d): document = d
@@ -79,11 +64,11 @@ public final class StateStore: Sendable {
         }
         let accuracy = document["accuracy-m"].flatMap(parseFiniteDouble).flatMap { $0 >= 0 ? $0 : nil }
         let timestamp = document["timestamp"].flatMap(parseFiniteDouble) ?? 0
-        return .success(StoredLocation(position: position, horizontalAccuracyMetres: accuracy,
+        return .success(Location(position: position, horizontalAccuracyMetres: accuracy,
                                        timestampUnixSeconds: max(0, timestamp)))
     }
 
-    public func saveLocation(_ location: StoredLocation?, as name: String) throws(Errno) {
+    public func saveLocation(_ location: Location?, as name: String) throws(Errno) {
         guard let location else {
             try remove(name)
             return

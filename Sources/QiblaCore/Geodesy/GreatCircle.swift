@@ -26,4 +26,26 @@ public enum GreatCircle {
         let wrapped = bearing < 0 ? bearing + 360 : bearing
         return wrapped >= 360 ? 0 : wrapped
     }
+
+    /// Mean Earth radius R₁ = (2a + b)/3 of WGS84, metres (IUGG; Moritz, *Geodetic Reference
+    /// System 1980*, J. Geodesy 74 (2000)).
+    public static let meanEarthRadiusMetres = 6_371_008.8
+
+    /// Great-circle distance between two positions on the sphere of radius
+    /// ``meanEarthRadiusMetres``, metres, by the haversine formula (Sinnott, "Virtues of the
+    /// Haversine", Sky and Telescope 68(2), 1984), which stays accurate for small separations:
+    ///
+    ///     d = 2R asin √(sin²(Δφ/2) + cos φ1 cos φ2 sin²(Δλ/2)).
+    ///
+    /// Heights are ignored. Against the WGS84 geodesic the result is within 0.5 % (the sphere's
+    /// flattening error); for "has the phone moved 5 m" decisions that is 2.5 cm.
+    public static func distanceMetres(from: GeodeticPosition, to: GeodeticPosition) -> Double {
+        let (sinHalfDeltaPhi, _) = Geodesic.sinCosDegrees((to.latitudeDegrees - from.latitudeDegrees) / 2)
+        let deltaLambda = Geodesic.longitudeDifferenceDegrees(from: from.longitudeDegrees, to: to.longitudeDegrees)
+        let (sinHalfDeltaLambda, _) = Geodesic.sinCosDegrees(deltaLambda / 2)
+        let (_, cosPhi1) = Geodesic.sinCosDegrees(from.latitudeDegrees)
+        let (_, cosPhi2) = Geodesic.sinCosDegrees(to.latitudeDegrees)
+        let h = sinHalfDeltaPhi * sinHalfDeltaPhi + cosPhi1 * cosPhi2 * sinHalfDeltaLambda * sinHalfDeltaLambda
+        return 2 * meanEarthRadiusMetres * asin(min(1, h.squareRoot()))
+    }
 }

@@ -1,41 +1,28 @@
+import Logging
 import QiblaCore
-
-/// Which Qibla model feeds the `QiblaBearing` property.
-public enum BearingModel: String, Sendable, CaseIterable {
-    /// Initial great-circle bearing on a sphere (what published tables, apps and mosque surveys use).
-    case greatCircle = "great-circle"
-    /// Initial azimuth of the WGS84 geodesic (Karney 2013).
-    case geodesic
-}
+import QiblaDaemon
+import QiblaGPSD
+import QiblaIIO
+import QiblaState
 
 /// The daemon's settings, from `qiblad.conf` (`key = value` lines; see `systemd/qiblad.conf`).
+/// Each section is the configuration struct of the part it configures — the model
+/// (`DaemonModel.Configuration`), the publisher, the gpsd adapter, the IIO adapter — and this file
+/// only composes and parses them. A reload compares the sections to decide what to restart.
 /// Every key has a default, so an empty or missing file is a valid configuration.
 public struct DaemonConfiguration: Sendable, Equatable {
-    /// `bearing-model`: which model `QiblaBearing` publishes.
-    public var bearingModel: BearingModel = .greatCircle
-    /// `kaaba`: the target, "LAT, LON" in degrees (default 21.4225241, 39.8261818).
-    public var kaaba: GeodeticPosition = Qibla.defaultKaaba
-    /// `max-signal-rate`: most heading-group PropertiesChanged signals per second (1–100).
-    public var maxSignalRateHertz: Double = 10
-    /// `smoothing-window`: circular moving-average window, seconds (0–5).
-    public var smoothingWindowSeconds: Double = 0.5
-    /// `gpsd`: "HOST:PORT" (default localhost:2947) or "none" to disable.
-    public var gpsdHost: String = "localhost"
-    public var gpsdPort: Int = 2947
-    public var gpsdEnabled: Bool = true
-    /// `fix-timeout`: seconds without a new fix before the live fix counts as lost.
-    public var fixTimeoutSeconds: Double = 10
-    /// `sensor-mode`: "polling" (sysfs, default) or "buffered" (/dev/iio:deviceN, needs the udev rule).
-    public var sensorModeBuffered: Bool = false
-    /// `sample-rate`: sensor sampling rate, hertz (1–200).
-    public var sampleRateHertz: Double = 20
-    /// `magnetometer` / `accelerometer`: preferred IIO device `name` when several match.
-    public var preferredMagnetometer: String?
-    public var preferredAccelerometer: String?
-    /// `magnetometer-mount-matrix` / `accelerometer-mount-matrix`: override of the sysfs mount
-    /// matrix, "a, b, c; d, e, f; g, h, i" (rows; like systemd hwdb's ACCEL_MOUNT_MATRIX).
-    public var magnetometerMountMatrix: Matrix3?
-    public var accelerometerMountMatrix: Matrix3?
+    /// `bearing-model`, `kaaba`, `smoothing-window`.
+    public var model = DaemonModel.Configuration()
+    /// `max-signal-rate`.
+    public var publishing = PropertyPublisher.Configuration()
+    /// `gpsd` ("HOST:PORT", default localhost:2947, or "none": nil) and `fix-timeout` (seconds
+    /// without a new fix before the live fix counts as lost).
+    public var gpsd: GPSDPositionSource.Configuration? = GPSDPositionSource.Configuration()
+    /// `sensor-mode` (polling or buffered), `sample-rate` (hertz, 1–200), `magnetometer` /
+    /// `accelerometer` (preferred IIO device `name`), `magnetometer-mount-matrix` /
+    /// `accelerometer-mount-matrix` ("a, b, c; d, e, f; g, h, i", rows, like systemd hwdb's
+    /// ACCEL_MOUNT_MATRIX; wins over sysfs).
+    public var sensors = SensorConfiguration()
 
     public init() {}
 
@@ -56,6 +43,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         }
         var config = DaemonConfiguration()
         var warnings: [String] = []
+        // `fix-timeout` may come before or after `gpsd = none`; it is kept for when gpsd is on.
+        var fixTimeoutSeconds: Double?
         for entry in document.entries {
             let value = entry.value
             func bad(_ expected: String) -> ConfigurationError {
@@ -67,48 +56,97 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 }
                 return v
             }
+            func matrix() throws(ConfigurationError) -> Matrix3 {
+                guard let m = parseMatrix(value) else {
+                    throw bad("a mount matrix 'a, b, c; d, e, f; g, h, i' without an all-zero row")
+                }
+                return m
+            }
             switch entry.key {
             case "bearing-model":
                 guard let model = BearingModel(rawValue: value) else { throw bad("great-circle or geodesic") }
-                config.bearingModel = model
+                config.model.qibla.bearingModel = model
             case "kaaba":
                 let parts = value.split(separator: ",")
                 guard parts.count == 2, let lat = parseFiniteDouble(parts[0]), let lon = parseFiniteDouble(parts[1]),
                       let position = try? GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon) else {
                     throw bad("'LATITUDE, LONGITUDE' in degrees")
                 }
-                config.kaaba = position
-            case "max-signal-rate": config.maxSignalRateHertz = try number(1...100)
-            case "smoothing-window": config.smoothingWindowSeconds = try number(0...5)
-            case "fix-timeout": config.fixTimeoutSeconds = try number(1...3600)
-            case "sample-rate": config.sampleRateHertz = try number(1...200)
+                config.model.qibla.kaaba = position
+            case "max-signal-rate": config.publishing.maxSignalRateHertz = try number(1...100)
+            case "smoothing-window": config.model.compass.smoothingWindowSeconds = try number(0...5)
+            case "fix-timeout": fixTimeoutSeconds = try number(1...3600)
+            case "sample-rate": config.sensors.sampleRateHertz = try number(1...200)
             case "gpsd":
                 if value == "none" || value == "off" {
-                    config.gpsdEnabled = false
+                    config.gpsd = nil
                 } else {
                     guard let endpoint = parseHostPort(value) else { throw bad("HOST:PORT or none") }
-                    config.gpsdEnabled = true
-                    (config.gpsdHost, config.gpsdPort) = endpoint
+                    var gpsd = config.gpsd ?? GPSDPositionSource.Configuration()
+                    (gpsd.host, gpsd.port) = endpoint
+                    config.gpsd = gpsd
                 }
             case "sensor-mode":
-                switch value {
-                case "polling": config.sensorModeBuffered = false
-                case "buffered": config.sensorModeBuffered = true
-                default: throw bad("polling or buffered")
-                }
-            case "magnetometer": config.preferredMagnetometer = value.isEmpty ? nil : value
-            case "accelerometer": config.preferredAccelerometer = value.isEmpty ? nil : value
-            case "magnetometer-mount-matrix":
-                guard let m = parseMatrix(value) else { throw bad("a mount matrix 'a, b, c; d, e, f; g, h, i' without an all-zero row") }
-                config.magnetometerMountMatrix = m
-            case "accelerometer-mount-matrix":
-                guard let m = parseMatrix(value) else { throw bad("a mount matrix 'a, b, c; d, e, f; g, h, i' without an all-zero row") }
-                config.accelerometerMountMatrix = m
+                guard let mode = SensorReadingMode(rawValue: value) else { throw bad("polling or buffered") }
+                config.sensors.mode = mode
+            case "magnetometer": config.sensors.preferredMagnetometerName = value.isEmpty ? nil : value
+            case "accelerometer": config.sensors.preferredAccelerometerName = value.isEmpty ? nil : value
+            case "magnetometer-mount-matrix": config.sensors.magnetometerMountMatrixOverride = try matrix()
+            case "accelerometer-mount-matrix": config.sensors.accelerometerMountMatrixOverride = try matrix()
             default:
                 warnings.append("line \(entry.line): unknown key '\(entry.key)' ignored")
             }
         }
+        if let fixTimeoutSeconds { config.gpsd?.fixTimeoutSeconds = fixTimeoutSeconds }
         return (config, warnings)
+    }
+}
+
+/// Settings given on the command line (`--gpsd`, `--no-gpsd`, `--sensor-mode`, `--sysfs-root`,
+/// `--dev-root`). They win over the configuration file, also after a reload.
+public struct ConfigurationOverrides: Sendable {
+    /// `--gpsd HOST:PORT`.
+    public var gpsd: (host: String, port: Int)?
+    /// `--no-gpsd`.
+    public var noGpsd = false
+    public var sensorMode: SensorReadingMode?
+    public var sysfsRoot: String?
+    public var devRoot: String?
+
+    public init() {}
+
+    public func apply(to configuration: inout DaemonConfiguration) {
+        if let gpsd {
+            var section = configuration.gpsd ?? GPSDPositionSource.Configuration()
+            section.host = gpsd.host
+            section.port = gpsd.port
+            configuration.gpsd = section
+        }
+        if noGpsd { configuration.gpsd = nil }
+        if let sensorMode { configuration.sensors.mode = sensorMode }
+        if let sysfsRoot { configuration.sensors.sysfsRoot = sysfsRoot }
+        if let devRoot { configuration.sensors.devRoot = devRoot }
+    }
+}
+
+/// Reads and parses the configuration file; a missing file is the default configuration.
+public enum ConfigurationLoader {
+    public static func load(path: String, logger: Logger) -> Result<DaemonConfiguration, TextFileError> {
+        let text: String
+        switch readTextFile(path) {
+        case .success(let t?): text = t
+        case .success(nil):
+            logger.info("no configuration file at \(path); using defaults")
+            return .success(DaemonConfiguration())
+        case .failure(let problem): return .failure(TextFileError(message: "\(path): \(problem)"))
+        }
+        do {
+            let (configuration, warnings) = try DaemonConfiguration.parse(text)
+            for warning in warnings { logger.warning("\(path): \(warning)") }
+            return .success(configuration)
+        } catch {
+            return .failure(TextFileError(message: "\(path): \(error)"))
+        }
     }
 }
 
@@ -161,20 +199,3 @@ public func parseMatrix(_ text: String) -> Matrix3? {
     return m
 }
 
-/// Reads a UTF-8 text file (at most 1 MiB): nil when it does not exist, a message on any other problem.
-public func readTextFile(_ path: String) -> Result<String?, TextFileError> {
-    do {
-        guard let bytes = try FileSystem.readFile(path) else { return .success(nil) }
-        guard let text = String(validating: bytes, as: UTF8.self) else { return .failure(TextFileError(message: "not UTF-8 text")) }
-        return .success(text)
-    } catch {
-        return .failure(TextFileError(message: "\(error)"))
-    }
-}
-
-/// Why a text file could not be read.
-public struct TextFileError: Error, Sendable, CustomStringConvertible {
-    public var message: String
-    public init(message: String) { self.message = message }
-    public var description: String { message }
-}

@@ -1,17 +1,21 @@
 import QiblaCore
 import Testing
-@testable import QiblaState
+import QiblaConfiguration
+import QiblaDaemon
+import QiblaGPSD
+import QiblaIIO
+import QiblaState
 
 @Suite struct ConfigurationTests {
     @Test func anEmptyFileIsTheDefaultConfiguration() throws {
         let (config, warnings) = try DaemonConfiguration.parse("")
         #expect(config == DaemonConfiguration())
         #expect(warnings.isEmpty)
-        #expect(config.bearingModel == .greatCircle)
-        #expect(config.maxSignalRateHertz == 10)
-        #expect(config.smoothingWindowSeconds == 0.5)
-        #expect(config.gpsdHost == "localhost" && config.gpsdPort == 2947 && config.gpsdEnabled)
-        #expect(config.kaaba == Qibla.defaultKaaba)
+        #expect(config.model.qibla.bearingModel == .greatCircle)
+        #expect(config.publishing.maxSignalRateHertz == 10)
+        #expect(config.model.compass.smoothingWindowSeconds == 0.5)
+        #expect(config.gpsd?.host == "localhost" && config.gpsd?.port == 2947 && config.gpsd != nil)
+        #expect(config.model.qibla.kaaba == Qibla.defaultKaaba)
     }
 
     @Test func theShippedExampleFileParsesToTheDefaults() throws {
@@ -39,17 +43,17 @@ import Testing
             accelerometer-mount-matrix = -1, 0, 0; 0, 1, 0; 0, 0, 1
             future-key = whatever
             """)
-        #expect(config.bearingModel == .geodesic)
-        #expect(config.kaaba.latitudeDegrees == 21.4225)
-        #expect(config.maxSignalRateHertz == 5)
-        #expect(config.smoothingWindowSeconds == 1.5)
-        #expect(config.gpsdHost == "192.168.1.2" && config.gpsdPort == 3000)
-        #expect(config.fixTimeoutSeconds == 20)
-        #expect(config.sensorModeBuffered)
-        #expect(config.sampleRateHertz == 50)
-        #expect(config.preferredMagnetometer == "lis3mdl" && config.preferredAccelerometer == "mpu6050")
-        #expect(config.magnetometerMountMatrix == Matrix3(0, 1, 0, 1, 0, 0, 0, 0, -1))
-        #expect(config.accelerometerMountMatrix?.determinant == -1)
+        #expect(config.model.qibla.bearingModel == .geodesic)
+        #expect(config.model.qibla.kaaba.latitudeDegrees == 21.4225)
+        #expect(config.publishing.maxSignalRateHertz == 5)
+        #expect(config.model.compass.smoothingWindowSeconds == 1.5)
+        #expect(config.gpsd?.host == "192.168.1.2" && config.gpsd?.port == 3000)
+        #expect(config.gpsd?.fixTimeoutSeconds == 20)
+        #expect(config.sensors.mode == .buffered)
+        #expect(config.sensors.sampleRateHertz == 50)
+        #expect(config.sensors.preferredMagnetometerName == "lis3mdl" && config.sensors.preferredAccelerometerName == "mpu6050")
+        #expect(config.sensors.magnetometerMountMatrixOverride == Matrix3(0, 1, 0, 1, 0, 0, 0, 0, -1))
+        #expect(config.sensors.accelerometerMountMatrixOverride?.determinant == -1)
         #expect(warnings.count == 1 && warnings[0].contains("future-key"), "unknown keys warn, not fail")
     }
 
@@ -88,7 +92,7 @@ import Testing
         #expect(parseHostPort(":2947") == nil)
         #expect(parseHostPort("a:b:c") == nil)
         #expect(parseHostPort("host:0") == nil)
-        #expect((try? DaemonConfiguration.parse("gpsd = none"))?.0.gpsdEnabled == false)
+        #expect((try? DaemonConfiguration.parse("gpsd = none"))?.0.gpsd == nil)
     }
 
     @Test func numbersIgnoreTheLocale() {

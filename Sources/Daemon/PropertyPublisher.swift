@@ -1,0 +1,91 @@
+import QiblaCore
+import QiblaInterface
+
+/// Decides which properties go out in `PropertiesChanged` and when: every real change at once,
+/// except the heading group (``ThrottleGroup/heading``), which goes out at most
+/// ``Configuration/maxSignalRateHertz`` times a second and only for changes of at least
+/// ``Configuration/headingResolutionDegrees`` — so a phone lying still is silent.
+///
+/// Pure: the caller passes the monotonic time in seconds, sends what ``Emission`` names, and when
+/// ``Emission/retryAfterSeconds`` is set calls ``update(_:nowSeconds:)`` again after that long
+/// (one timer, not one per change).
+public struct PropertyPublisher: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        /// `max-signal-rate`: most heading-group signals per second (1–100).
+        public var maxSignalRateHertz: Double = 10
+        /// Smallest heading-group change that is signalled, degrees.
+        public var headingResolutionDegrees: Double = 0.1
+        public init() {}
+    }
+
+    /// What to send now.
+    public struct Emission: Sendable, Equatable {
+        /// Changed properties to send at once (one signal), in XML order.
+        public var immediate: [QiblaProperty] = []
+        /// Heading-group properties to send now (a second signal), in XML order.
+        public var heading: [QiblaProperty] = []
+        /// A heading-group change is held back by the rate limit: call again after this many seconds.
+        public var retryAfterSeconds: Double?
+
+        public var isEmpty: Bool { immediate.isEmpty && heading.isEmpty }
+    }
+
+    public var configuration: Configuration
+    /// What clients have been told (or, before ``goLive()``, what they will read).
+    private var told: [QiblaProperty: PropertyValue] = [:]
+    private var lastHeadingEmissionSeconds: Double?
+    /// False until the bus name is owned: until then changes are recorded, not sent.
+    public private(set) var isLive = false
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// From now on changes are signalled (the bus name is ours).
+    public mutating func goLive() { isLive = true }
+
+    /// Compares `properties` with what clients were told and says what to send.
+    public mutating func update(_ properties: PublishedProperties, nowSeconds: Double) -> Emission {
+        var emission = Emission()
+        guard isLive else {
+            for property in QiblaProperty.allCases { told[property] = properties[property] }
+            return emission
+        }
+        var headingPending = false
+        for property in QiblaProperty.allCases {
+            let value = properties[property]
+            guard value != told[property] else { continue }
+            if property.throttleGroup == .heading {
+                if isSignificant(property, value) { headingPending = true }
+            } else {
+                emission.immediate.append(property)
+                told[property] = value
+            }
+        }
+        guard headingPending else { return emission }
+
+        let minimumInterval = 1 / max(configuration.maxSignalRateHertz, 1e-3)
+        if let last = lastHeadingEmissionSeconds, nowSeconds - last < minimumInterval, nowSeconds >= last {
+            emission.retryAfterSeconds = minimumInterval - (nowSeconds - last)
+            return emission
+        }
+        for property in QiblaProperty.allCases where property.throttleGroup == .heading {
+            let value = properties[property]
+            if value != told[property], isSignificant(property, value) {
+                emission.heading.append(property)
+                told[property] = value
+            }
+        }
+        lastHeadingEmissionSeconds = nowSeconds
+        return emission
+    }
+
+    /// A heading-group change worth a signal: at least the resolution (circular for angles;
+    /// `HeadingError` is a plain magnitude), or a change between known and unknown (NaN).
+    private func isSignificant(_ property: QiblaProperty, _ value: PropertyValue) -> Bool {
+        guard case .double(let new) = value, case .double(let old)? = told[property] else { return true }
+        if new.isNaN || old.isNaN { return new.isNaN != old.isNaN }
+        let difference = property == .headingError ? abs(new - old) : abs(Angle.normalized180(new - old))
+        return difference >= configuration.headingResolutionDegrees
+    }
+}
