@@ -159,7 +159,7 @@ let package = Package(
             name: "QiblaCoreTests", dependencies: ["QiblaCore", "TestSupport"],
             exclude: ["Vectors"], swiftSettings: strict),
         .testTarget(
-            name: "QiblaDaemonTests", dependencies: ["QiblaDaemon", "QiblaInterface", "QiblaCore"],
+            name: "QiblaDaemonTests", dependencies: ["QiblaDaemon", "QiblaInterface", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "QiblaConfigurationTests",
