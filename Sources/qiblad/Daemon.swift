@@ -85,16 +85,8 @@ final class Daemon: @unchecked Sendable {
 
         loadState()
 
-        do {
-            try connection.addMatch("type='signal',sender='org.freedesktop.DBus',interface='org.freedesktop.DBus',member='NameOwnerChanged',path='/org/freedesktop/DBus'")
-        } catch {
-            throw StartupError("cannot subscribe to NameOwnerChanged: \(error.message)")
-        }
         connection.onSignal { [unowned self] message in
-            guard message.interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
-                  let args = try? message.arguments(), args.count == 3,
-                  case .string(let name) = args[0], case .string(let newOwner) = args[2],
-                  newOwner.isEmpty, name.hasPrefix(":"), model.claims.holders.contains(name) else { return }
+            guard let name = ClaimantWatch.vanishedClient(message), model.claims.holders.contains(name) else { return }
             logger.info("client \(name) left the bus; dropping its compass claim")
             release(by: name)
         }
@@ -225,7 +217,16 @@ final class Daemon: @unchecked Sendable {
     }
 
     private func claim(by client: String) {
-        if model.claim(by: client) == .firstClaim {
+        let isNewHolder = !model.claims.holders.contains(client)
+        let transition = model.claim(by: client)
+        if isNewHolder {
+            ClaimantWatch.watch(client, on: connection, logger: logger) { [unowned self] in
+                guard model.claims.holders.contains(client) else { return }
+                logger.info("client \(client) is not on the bus any more; dropping its compass claim")
+                release(by: client)
+            }
+        }
+        if transition == .firstClaim {
             logger.info("first compass claim (\(client)); starting sensors and position source")
             startLiveSources()
         } else {
@@ -234,6 +235,7 @@ final class Daemon: @unchecked Sendable {
     }
 
     private func release(by client: String) {
+        if model.claims.holders.contains(client) { ClaimantWatch.unwatch(client, on: connection) }
         if model.release(by: client) == .lastRelease {
             logger.info("last compass claim released (\(client)); stopping sensors and position source")
             stopLiveSources()

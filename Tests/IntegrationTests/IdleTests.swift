@@ -44,4 +44,29 @@ import TestSupport
         let woke = try Self.wakeups(of: try #require(q.daemon?.pid))
         #expect(woke <= 2, "qiblad kept waking up after the last release: \(woke) in 3 s")
     }
+
+    @Test func unrelatedClientsComingAndGoingDoNotWakeAnUnclaimedDaemon() throws {
+        let q = try QibladHarness(); defer { q.stop() }
+        try q.start()
+        let pid = try #require(q.daemon?.pid)
+        usleep(500_000)
+        let before = try Self.contextSwitches(pid)
+        // 100 unrelated clients: each busctl call is a new connection with its own unique name,
+        // so the bus broadcasts NameOwnerChanged twice for each.
+        for _ in 0..<100 {
+            #expect(try q.bus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "GetId"]).status == 0)
+        }
+        let woke = try Self.contextSwitches(pid) - before
+        #expect(woke <= 2, "an unclaimed qiblad woke \(woke) times while 100 clients came and went")
+    }
+
+    @Test func aClaimantThatLeftBeforeItsWatchWasInPlaceIsDropped() throws {
+        let q = try QibladHarness(arguments: ["--no-gpsd"]); defer { q.stop() }
+        try q.start()
+        // busctl claims and exits at once: its name is gone by the time the daemon asks.
+        #expect(try q.call("ClaimCompass").status == 0)
+        #expect(waitUntil(timeout: 10) { q.log.contains("dropping its compass claim") })
+        #expect(waitUntil(timeout: 10) { q.log.contains("last compass claim released") })
+    }
 }
+
