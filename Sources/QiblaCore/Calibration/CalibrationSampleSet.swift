@@ -52,9 +52,14 @@ public struct CalibrationSampleSet: Sendable {
         /// A sample within this distance of its cell's newest replaces it, microtesla (default 2 µT,
         /// about 4× a typical phone magnetometer's noise of 0.3–0.5 µT).
         public var minimumSeparationMicrotesla: Double
+        /// The bounding-box centre is used only once the box spans this much on some axis,
+        /// microtesla (default 20); before, the centre stays at zero, so the noise of a phone lying
+        /// still cannot scatter over many cells.
+        public var minimumBoxExtentMicrotesla: Double
 
         public init(bandCount: Int = 6, sectorCount: Int = 10, samplesPerCell: Int = 3,
-                    minimumSeparationMicrotesla: Double = 2) {
+                    minimumSeparationMicrotesla: Double = 2, minimumBoxExtentMicrotesla: Double = 20) {
+            self.minimumBoxExtentMicrotesla = minimumBoxExtentMicrotesla
             self.bandCount = bandCount
             self.sectorCount = sectorCount
             self.samplesPerCell = samplesPerCell
@@ -79,13 +84,14 @@ public struct CalibrationSampleSet: Sendable {
     /// The centre directions are taken from, microtesla (the running hard-iron estimate).
     public private(set) var centreMicrotesla = Vector3.zero
     /// True while the centre follows the midpoint of the samples' bounding box (per axis
-    /// (min + max)/2, the classic first hard-iron guess); false once `recentre` set it.
+    /// (min + max)/2, the classic first hard-iron guess; zero while the box is smaller than
+    /// `minimumBoxExtentMicrotesla`); false once `recentre` set it.
     public private(set) var centreFollowsBoundingBox = true
     /// Number of cells holding at least one sample.
     public private(set) var filledCellCount = 0
     /// Number of samples held (at most `capacity`).
     public private(set) var sampleCount = 0
-    /// Number of samples ever offered to `add` and stored or replaced since the last `removeAll`.
+    /// Number of finite samples offered to `add` since the last `removeAll`.
     public private(set) var acceptedCount = 0
 
     public init(configuration: Configuration = Configuration()) {
@@ -122,18 +128,21 @@ public struct CalibrationSampleSet: Sendable {
     @discardableResult
     public mutating func add(_ raw: Vector3, time: Double) -> Int? {
         guard raw.isFinite, time.isFinite else { return nil }
+        acceptedCount += 1
         if centreFollowsBoundingBox {
-            if acceptedCount == 0 {
+            if acceptedCount == 1 {
                 boxMinimum = raw; boxMaximum = raw
             } else {
                 boxMinimum = Vector3(min(boxMinimum.x, raw.x), min(boxMinimum.y, raw.y), min(boxMinimum.z, raw.z))
                 boxMaximum = Vector3(max(boxMaximum.x, raw.x), max(boxMaximum.y, raw.y), max(boxMaximum.z, raw.z))
             }
-            centreMicrotesla = (boxMinimum + boxMaximum) * 0.5
+            let extent = boxMaximum - boxMinimum
+            if max(extent.x, extent.y, extent.z) >= configuration.minimumBoxExtentMicrotesla {
+                centreMicrotesla = (boxMinimum + boxMaximum) * 0.5
+            }
         }
         guard let cell = cell(ofRaw: raw) else { return nil }
         store(raw, time: time, cell: cell)
-        acceptedCount += 1
         return cell
     }
 

@@ -379,7 +379,7 @@ public struct EllipsoidFitter: Sendable {
         let determinant = l.determinant
         guard determinant.isFinite, determinant > 0, let eigen = SymmetricEigen3(l), eigen.values.x > 0 else { return nil }
         let radius = pow(determinant, -1.0 / 3)
-        let softIron = l * radius
+        let softIron = kind == .sphere ? Matrix3.identity : l * radius
         var sum = 0.0
         for point in points {
             let e = (softIron * (point - offset)).length - radius

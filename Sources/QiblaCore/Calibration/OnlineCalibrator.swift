@@ -59,6 +59,11 @@ public struct MagnetometerCalibrator: Sendable {
         /// Distinct direction cells the mismatching samples must span for a contradiction (default 4),
         /// so a phone resting on a steel table is interference, not a new sensor.
         public var contradictionMinimumCells: Int
+        /// During a contradiction the corrected magnitude must vary by at least this fraction of the
+        /// expected field across the mismatching samples (default 0.2). A disturbance fixed in the
+        /// world (a magnet on the desk, a car) leaves |corrected| nearly constant as the phone turns;
+        /// a changed hard iron b′ makes it range over |F ± (b′ − b)|.
+        public var contradictionMagnitudeSpreadFraction: Double
         /// Seconds of matching field needed to confirm a restored fit or the uncorrected field (default 2).
         public var confirmationSeconds: Double
         /// Distinct direction cells the matching samples must span to confirm (default 3).
@@ -74,6 +79,7 @@ public struct MagnetometerCalibrator: Sendable {
                     fitIntervalSeconds: Double = 1, fitFromCoverageFraction: Double = 0.5,
                     motionThresholdMicrotesla: Double = 3, maximumMotionStepSeconds: Double = 0.5,
                     contradictionSeconds: Double = 5, contradictionMinimumCells: Int = 4,
+                    contradictionMagnitudeSpreadFraction: Double = 0.2,
                     confirmationSeconds: Double = 2, confirmationMinimumCells: Int = 3,
                     matchingEvidenceSeconds: Double = 0.5) {
             self.sampleSet = sampleSet
@@ -86,6 +92,7 @@ public struct MagnetometerCalibrator: Sendable {
             self.maximumMotionStepSeconds = maximumMotionStepSeconds
             self.contradictionSeconds = contradictionSeconds
             self.contradictionMinimumCells = contradictionMinimumCells
+            self.contradictionMagnitudeSpreadFraction = contradictionMagnitudeSpreadFraction
             self.confirmationSeconds = confirmationSeconds
             self.confirmationMinimumCells = confirmationMinimumCells
             self.matchingEvidenceSeconds = matchingEvidenceSeconds
@@ -130,6 +137,8 @@ public struct MagnetometerCalibrator: Sendable {
     private var matchCells: UInt64 = 0
     private var mismatchSeconds = 0.0
     private var mismatchCells: UInt64 = 0
+    private var mismatchMinimumField = Double.infinity
+    private var mismatchMaximumField = 0.0
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -249,7 +258,8 @@ public struct MagnetometerCalibrator: Sendable {
                                         expectedFieldMicrotesla: expectedMagnitude,
                                         expectedInclinationDegrees: expectedField?.inclinationDegrees, time: time)
         let cellBit: UInt64 = samples.cells.index(of: corrected).map { 1 << UInt64($0 & 63) } ?? 0
-        updateEvidence(matched: detector.lastSampleMatched == true, disturbed: disturbed, cellBit: cellBit, step: step)
+        updateEvidence(matched: detector.lastSampleMatched == true, disturbed: disturbed, cellBit: cellBit,
+                       fieldMicrotesla: field, expectedFieldMicrotesla: expectedMagnitude, step: step)
 
         guard state == .collecting else { return }
         if let anchor = motionAnchor {
@@ -274,26 +284,38 @@ public struct MagnetometerCalibrator: Sendable {
 
     private mutating func clearEvidence() {
         matchSeconds = 0; matchCells = 0
-        mismatchSeconds = 0; mismatchCells = 0
+        clearMismatch()
         fieldConfirmed = state == .calibrated
     }
 
-    private mutating func updateEvidence(matched: Bool, disturbed: Bool, cellBit: UInt64, step: Double) {
+    private mutating func clearMismatch() {
+        mismatchSeconds = 0; mismatchCells = 0
+        mismatchMinimumField = .infinity; mismatchMaximumField = 0
+    }
+
+    private mutating func updateEvidence(matched: Bool, disturbed: Bool, cellBit: UInt64, fieldMicrotesla: Double,
+                                         expectedFieldMicrotesla: Double?, step: Double) {
         if matched {
             matchSeconds += step
             matchCells |= cellBit
         }
         if disturbed {
             mismatchSeconds += step
-            if !matched { mismatchCells |= cellBit }
+            if !matched {
+                mismatchCells |= cellBit
+                mismatchMinimumField = min(mismatchMinimumField, fieldMicrotesla)
+                mismatchMaximumField = max(mismatchMaximumField, fieldMicrotesla)
+            }
         } else {
             mismatchSeconds = max(0, mismatchSeconds - step)
-            if mismatchSeconds == 0 { mismatchCells = 0 }
+            if mismatchSeconds == 0 { clearMismatch() }
         }
+        let reference = expectedFieldMicrotesla ?? fieldMicrotesla
         let confirmed = !disturbed && matchSeconds >= configuration.confirmationSeconds
             && matchCells.nonzeroBitCount >= configuration.confirmationMinimumCells
         let contradicted = mismatchSeconds >= configuration.contradictionSeconds
             && mismatchCells.nonzeroBitCount >= configuration.contradictionMinimumCells
+            && mismatchMaximumField - mismatchMinimumField >= configuration.contradictionMagnitudeSpreadFraction * reference
         switch state {
         case .calibrated:
             if contradicted { discard(countAsContradiction: true) }
@@ -304,7 +326,7 @@ public struct MagnetometerCalibrator: Sendable {
                 state = .calibrated
                 fieldConfirmed = true
                 detector.reset()
-                mismatchSeconds = 0; mismatchCells = 0
+                clearMismatch()
             }
         case .collecting:
             if contradicted, fieldConfirmed {
