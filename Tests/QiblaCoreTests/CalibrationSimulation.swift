@@ -61,9 +61,10 @@ struct SimulatedSensor {
                                noiseMicrotesla: noise)
     }
 
-    /// A factory-calibrated sensor: residual offsets ≈ 1 µT, 1 % gain error, σ = 0.3 µT.
+    /// A factory-calibrated sensor: residual offsets N(0, 1 µT²) per axis (as
+    /// `HeadingErrorModel.uncalibratedMatchingResidualMicrotesla`), 1 % gain error, σ = 0.3 µT.
     static func factory(_ rng: inout SeededGenerator) -> SimulatedSensor {
-        SimulatedSensor(hardIronMicrotesla: Vector3(rng.gaussian(), rng.gaussian(), rng.gaussian()) * 0.6,
+        SimulatedSensor(hardIronMicrotesla: Vector3(rng.gaussian(), rng.gaussian(), rng.gaussian()),
                         distortion: Matrix3(1.01, 0, 0, 0, 0.995, 0, 0, 0, 1.0), noiseMicrotesla: 0.3)
     }
 
@@ -125,6 +126,8 @@ struct SimulatedHeading {
     /// True during the still part of a pose (after 1 s of settling).
     var settled: Bool
     var interference: Bool
+    /// |instantaneous − true| of the same sample, degrees (diagnostics).
+    var instantaneousErrorDegrees = 0.0
 }
 
 /// Still poses at random headings and tilts (pitch, roll each within ±`tiltDegrees`/√2, so the
@@ -172,7 +175,10 @@ func runPoses(_ calibrator: inout MagnetometerCalibrator, _ pipeline: inout Head
                                    fittedFieldMicrotesla: calibrator.fit?.fieldMicrotesla)
         out.append(SimulatedHeading(time: t, realErrorDegrees: abs(Angle.turn(from: truth, to: published)),
                                     error: error, settled: elapsed - poseStart >= 1.5,
-                                    interference: calibrator.magneticInterference))
+                                    interference: calibrator.magneticInterference,
+                                    instantaneousErrorDegrees: abs(Angle.turn(
+                                        from: truth, to: published - estimate.magneticHeadingDegrees
+                                            + estimate.instantaneousHeadingDegrees))))
     }
     return out
 }

@@ -174,6 +174,9 @@ public struct AccuracyLimits: OptionSet, Sendable, Hashable {
     public static let cautionZone = AccuracyLimits(rawValue: 1 << 4)
     /// WMM blackout zone (H < 2000 nT): `unreliable`.
     public static let blackoutZone = AccuracyLimits(rawValue: 1 << 5)
+    /// No fit; the uncorrected field matches, but its residual is assumed, not measured: at most
+    /// `medium`.
+    public static let unfittedCalibration = AccuracyLimits(rawValue: 1 << 6)
 }
 
 /// A heading's one-sigma error and its accuracy class.
@@ -194,9 +197,12 @@ public struct HeadingErrorEstimate: Sendable, Equatable {
 ///
 /// 1. **Smoothing**: the published heading is the circular mean of n samples with circular
 ///    standard deviation s (Mardia & Jupp 2000, §2.3), so its noise is the standard error s/√n.
-///    A turning phone also spreads the window, but then the mean lags the newest sample: the
-///    squared deviation of the newest sample from the mean beyond the noise, max(0, δ² − s²), is
-///    added as the lag. term² = s²/n + max(0, δ² − s²).
+///    A turning phone also spreads the window, but then the mean lags the newest sample by about
+///    the deviation δ of the newest sample from the mean (the window's spread is no measure of the
+///    lag: half a window of constant heading and half of turning has a large spread and a lag of
+///    its whole turn). At rest δ is one sample's noise, expected to be about the calibration term
+///    c of 2 (a fit's residual is mostly sensor noise), so the lag is √max(0, δ² − c²):
+///    term² = s²/n + max(0, δ² − c²).
 /// 2. **Calibration**: a residual field error r (µT, the fit's RMS residual) in the worst direction
 ///    turns the horizontal field by atan(r/H). Uncalibrated but matching the expected field
 ///    (factory-calibrated): r = `uncalibratedMatchingResidualMicrotesla`. Uncalibrated and not
@@ -209,12 +215,14 @@ public struct HeadingErrorEstimate: Sendable, Equatable {
 ///    report, table of uncertainty estimates), when a location is known.
 /// 5. **Disturbance**: the smallest disturbance vector d explaining the window's mean magnitude F
 ///    and dip I against the expected F₀ (the fitted radius when calibrated, else WMM) and I₀, by the
-///    law of cosines d² = F² + F₀² − 2FF₀cos(I − I₀); it turns H by asin(d/H) (180 if d ≥ H).
+///    law of cosines d² = F² + F₀² − 2FF₀cos(I − I₀), less 2(F₀ε + r) (what the tilt error and
+///    the calibration residual of terms 2–3 explain at two sigma); it turns H by asin(d/H) (180
+///    if d ≥ H).
 ///
 /// Accuracy: the documented buckets of `CompassAccuracy(headingErrorDegrees:)`, then the limits:
 /// field disturbed or uncalibrated → unreliable; WMM blackout zone (H < 2000 nT) → unreliable;
-/// caution zone (H < 6000 nT) or no location → at most low; unvalidated restored fit → at most
-/// medium. Validated by simulation (`AccuracyHonestyTests`): the share of samples whose real error
+/// caution zone (H < 6000 nT) or no location → at most low; unvalidated restored fit, or no fit
+/// with a matching field (factory calibration, residual assumed) → at most medium. Validated by simulation (`AccuracyHonestyTests`): the share of samples whose real error
 /// is ≤ the estimate lies in [55 %, 85 %], ≥ 99 % are within 3×, and `high` is never reported with a
 /// real error above 10°.
 public struct HeadingErrorModel: Sendable, Equatable {
@@ -222,8 +230,8 @@ public struct HeadingErrorModel: Sendable, Equatable {
     /// (accelerometer bias and slow drift, hand motion), m/s² (default 0.1 ≈ 10 mg, a phone
     /// accelerometer's typical zero-g offset after factory trim).
     public var accelerometerErrorMetresPerSecondSquared: Double
-    /// Residual field error assumed for an uncalibrated sensor whose field matches the expected
-    /// one, microtesla (default 2).
+    /// One-sigma residual field error per axis assumed for an uncalibrated sensor whose field
+    /// matches the expected one (a factory-calibrated magnetometer), microtesla (default 1).
     public var uncalibratedMatchingResidualMicrotesla: Double
     /// Constant part of the WMM declination uncertainty, degrees (WMM2025: 0.26).
     public var declinationUncertaintyDegrees: Double
@@ -232,7 +240,7 @@ public struct HeadingErrorModel: Sendable, Equatable {
     public var declinationUncertaintyNanotesla: Double
 
     public init(accelerometerErrorMetresPerSecondSquared: Double = 0.1,
-                uncalibratedMatchingResidualMicrotesla: Double = 2,
+                uncalibratedMatchingResidualMicrotesla: Double = 1,
                 declinationUncertaintyDegrees: Double = 0.26,
                 declinationUncertaintyNanotesla: Double = 5417) {
         self.accelerometerErrorMetresPerSecondSquared = accelerometerErrorMetresPerSecondSquared
@@ -268,22 +276,25 @@ public struct HeadingErrorModel: Sendable, Equatable {
             return d >= horizontal ? 180 : Angle.degrees(asin(max(0, d) / horizontal))
         }
 
+        // 2. Calibration.
+        let residual: Double
+        switch calibration {
+        case .calibrated(let r), .unvalidated(let r): residual = r.isFinite ? max(0, r) : .infinity
+        case .uncalibratedMatching: residual = uncalibratedMatchingResidualMicrotesla
+        case .uncalibrated: residual = .infinity
+        }
+        let calibrationTerm = horizontal > 0 && residual.isFinite ? Angle.degrees(atan(residual / horizontal)) : 180
+
+        // One sample's heading noise expected from the residual (the fit's residual is mostly the
+        // sensor's noise): the part of δ that is not lag.
+        let noise = min(calibrationTerm, 45)
+
         // 1. Smoothing.
         let s = estimate.spreadDegrees.isFinite ? estimate.spreadDegrees : 180
         let n = Double(max(1, estimate.sampleCount))
         let deviation = Angle.turn(from: estimate.magneticHeadingDegrees, to: estimate.instantaneousHeadingDegrees)
-        let smoothing = (s * s / n + max(0, deviation * deviation - s * s)).squareRoot()
-
-        // 2. Calibration.
-        let calibrationTerm: Double
-        switch calibration {
-        case .calibrated(let r), .unvalidated(let r):
-            calibrationTerm = horizontal > 0 ? Angle.degrees(atan(max(0, r) / horizontal)) : 180
-        case .uncalibratedMatching:
-            calibrationTerm = horizontal > 0 ? Angle.degrees(atan(uncalibratedMatchingResidualMicrotesla / horizontal)) : 180
-        case .uncalibrated:
-            calibrationTerm = 180
-        }
+        let lag2 = max(0, deviation * deviation - noise * noise)
+        let smoothing = (s * s / n + lag2).squareRoot()
 
         // 3. Tilt.
         let epsilon = accelerometerErrorMetresPerSecondSquared / TiltCompensation.standardGravity
@@ -299,7 +310,10 @@ public struct HeadingErrorModel: Sendable, Equatable {
             let reference = f0 ?? measuredF
             let deltaI = Angle.radians(expectedField.map { measuredI - $0.inclinationDegrees } ?? 0)
             let d2 = measuredF * measuredF + reference * reference - 2 * measuredF * reference * cos(deltaI)
-            disturbanceTerm = angleAgainstHorizontal(max(0, d2).squareRoot())
+            // The part of d that the tilt error and the calibration residual (terms 2 and 3) explain
+            // at two sigma is not evidence of a disturbance.
+            let explained = 2 * (reference * epsilon + residual)
+            disturbanceTerm = angleAgainstHorizontal(max(0, max(0, d2).squareRoot() - explained))
         }
 
         let terms = HeadingErrorTerms(smoothingDegrees: smoothing, calibrationDegrees: calibrationTerm,
@@ -313,6 +327,7 @@ public struct HeadingErrorModel: Sendable, Equatable {
         if fieldDisturbed { limits.insert(.fieldDisturbed) }
         if calibration == .uncalibrated { limits.insert(.uncalibrated) }
         if case .unvalidated = calibration { limits.insert(.unvalidatedCalibration) }
+        if calibration == .uncalibratedMatching { limits.insert(.unfittedCalibration) }
         if expectedField == nil { limits.insert(.noLocation) }
         switch expectedField?.zone {
         case .caution?: limits.insert(.cautionZone)
@@ -324,7 +339,9 @@ public struct HeadingErrorModel: Sendable, Equatable {
             accuracy = accuracy.capped(at: .unreliable)
         }
         if !limits.isDisjoint(with: [.noLocation, .cautionZone]) { accuracy = accuracy.capped(at: .low) }
-        if limits.contains(.unvalidatedCalibration) { accuracy = accuracy.capped(at: .medium) }
+        if !limits.isDisjoint(with: [.unvalidatedCalibration, .unfittedCalibration]) {
+            accuracy = accuracy.capped(at: .medium)
+        }
         return HeadingErrorEstimate(headingErrorDegrees: error, accuracy: accuracy, terms: terms, limits: limits)
     }
 }
