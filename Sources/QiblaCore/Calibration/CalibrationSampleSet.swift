@@ -103,8 +103,9 @@ public struct CalibrationSampleSet: Sendable {
         times = ContiguousArray(repeating: 0, count: capacity)
         filled = ContiguousArray(repeating: 0, count: cells.cellCount)
         newest = ContiguousArray(repeating: 0, count: cells.cellCount)
-        spareSamples = samples
-        spareTimes = times
+        // Separate buffers now (not copies sharing storage, which would be copied on first write).
+        spareSamples = ContiguousArray(repeating: .zero, count: capacity)
+        spareTimes = ContiguousArray(repeating: 0, count: capacity)
     }
 
     /// Maximum number of samples held.
