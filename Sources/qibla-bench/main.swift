@@ -99,6 +99,7 @@ enum BenchmarkName: String, CaseIterable, ExpressibleByArgument {
     case wmm
     case headingPipeline = "heading-pipeline"
     case accuracy
+    case calibration
 }
 
 /// One magnetometer + accelerometer sample pair, as the daemon feeds `HeadingPipeline.update`.
@@ -228,7 +229,7 @@ enum BenchError: Error, CustomStringConvertible {
 
 // MARK: Command
 
-@main
+// Started from the last line (not `@main`): the target has more than one file.
 struct QiblaBench: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qibla-bench",
@@ -330,6 +331,8 @@ struct QiblaBench: ParsableCommand {
                 }
                 notes.append("Heading pipeline: \(accepted) of \(accepted + rejected) samples gave an estimate "
                     + "(a rejection would be timed on its short path).")
+            case .calibration:
+                (results[name], notes) = { let r = CalibrationBenchmarks.run(points: points.count, batches: batches, warmup: warmup, sink: &sink); return (r.0, notes + r.1) }()
             case .accuracy:
                 // Inputs as the daemon passes them: the pipeline's estimates for the stream, with
                 // the WMM2025 field at London as the expectation.
@@ -428,3 +431,5 @@ func replacingGeneratedSection(in document: String, with section: String) -> Str
     let separator = document.hasSuffix("\n") ? "\n" : "\n\n"
     return document + separator + section + "\n"
 }
+
+QiblaBench.main()

@@ -11,6 +11,7 @@ public struct OrientationCoverage: Sendable, Equatable {
     public static let sectorCount = 8
     /// Total number of bins (32).
     public static let binCount = bandCount * sectorCount
+    private static let cells = DirectionCells(bandCount: bandCount, sectorCount: sectorCount)
 
     private var visited: UInt64 = 0
 
@@ -19,11 +20,8 @@ public struct OrientationCoverage: Sendable, Equatable {
     /// Marks the bin of `direction` (any non-zero finite vector; it is normalised) as visited.
     /// Zero or non-finite vectors are ignored.
     public mutating func insert(direction: Vector3) {
-        guard let u = direction.normalized else { return }
-        let band = min(Self.bandCount - 1, max(0, Int((u.z + 1) / 2 * Double(Self.bandCount))))
-        let fraction = (atan2(u.y, u.x) + .pi) / (2 * .pi)
-        let sector = min(Self.sectorCount - 1, max(0, Int(fraction * Double(Self.sectorCount))))
-        visited |= 1 << UInt64(band * Self.sectorCount + sector)
+        guard let cell = Self.cells.index(of: direction) else { return }
+        visited |= 1 << UInt64(cell)
     }
 
     /// Number of bins visited.

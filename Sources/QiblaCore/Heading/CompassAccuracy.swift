@@ -11,6 +11,32 @@ public enum CompassAccuracy: String, Sendable, Equatable, CaseIterable {
     case medium
     /// Estimated error of 5° or less.
     case high
+
+    /// The documented bucket of a one-sigma heading error: ≤ 5° high, ≤ 15° medium, ≤ 30° low,
+    /// else (or not finite) unreliable.
+    public init(headingErrorDegrees error: Double) {
+        switch error {
+        case ...5: self = .high
+        case ...15: self = .medium
+        case ...30: self = .low
+        default: self = .unreliable
+        }
+        if !error.isFinite { self = .unreliable }
+    }
+
+    /// Rank for capping: unknown < unreliable < low < medium < high.
+    private var rank: Int {
+        switch self {
+        case .unknown: 0
+        case .unreliable: 1
+        case .low: 2
+        case .medium: 3
+        case .high: 4
+        }
+    }
+
+    /// This class, lowered to `limit` if it is better than `limit`.
+    public func capped(at limit: CompassAccuracy) -> CompassAccuracy { rank > limit.rank ? limit : self }
 }
 
 /// Field-strength deviation (fraction of the expected total field) above which the environment
@@ -23,8 +49,9 @@ public let calibratedResidualErrorDegrees = 2.0
 /// Heading error (degrees) assumed for an uncalibrated magnetometer.
 public let uncalibratedErrorDegrees = 10.0
 
-/// Estimates the heading error and its accuracy class. Pure heuristics with a geometric core;
-/// the rule:
+/// Legacy (before issue 10; kept for existing callers — new code uses `HeadingErrorModel`, which
+/// models every error source and the WMM zones). Estimates the heading error and its accuracy
+/// class. Pure heuristics with a geometric core; the rule:
 ///
 /// 1. `spreadDegrees` nil or non-finite, or a non-finite measured field → `.unknown`, error 180°.
 /// 2. **Interference** (`magneticInterference`): the measured total field deviates from the WMM
@@ -91,14 +118,8 @@ public func estimateAccuracy(
     let total = (spread * spread + calibration * calibration + interferenceError * interferenceError).squareRoot()
     let error = total.isFinite ? min(180, total) : 180
 
-    var accuracy: CompassAccuracy
-    switch error {
-    case ...5: accuracy = .high
-    case ...15: accuracy = .medium
-    case ...30: accuracy = .low
-    default: accuracy = .unreliable
-    }
-    if interference, accuracy == .high || accuracy == .medium { accuracy = .low }
+    var accuracy = CompassAccuracy(headingErrorDegrees: error)
+    if interference { accuracy = accuracy.capped(at: .low) }
     return (accuracy, error, interference)
 }
 
@@ -118,4 +139,209 @@ public func trueHeading(magnetic: Double, declination: Double) -> Double? {
 public func relativeBearing(qibla: Double, heading: Double) -> Double? {
     guard qibla.isFinite, heading.isFinite else { return nil }
     return Angle.turn(from: heading, to: qibla)
+}
+
+// MARK: Honest heading error (issue 10)
+
+/// The error sources of one heading, each a one-sigma angle in degrees (see `HeadingErrorModel`).
+public struct HeadingErrorTerms: Sendable, Equatable {
+    /// Standard error of the smoothed mean plus the lag of a turning phone.
+    public var smoothingDegrees: Double
+    /// Calibration residual against the horizontal field, or 180 when uncalibrated.
+    public var calibrationDegrees: Double
+    /// Tilt error amplified by tan|I|.
+    public var tiltDegrees: Double
+    /// WMM2025 declination uncertainty (0 without a location).
+    public var declinationDegrees: Double
+    /// Disturbance implied by the field's deviation from the expected magnitude and dip.
+    public var disturbanceDegrees: Double
+}
+
+/// Why the accuracy class is lower than the error alone would give (a set, no allocation).
+public struct AccuracyLimits: OptionSet, Sendable, Hashable {
+    public let rawValue: UInt8
+    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    /// The field differs from the expected one (interference, or a calibration that does not fit):
+    /// `unreliable`.
+    public static let fieldDisturbed = AccuracyLimits(rawValue: 1 << 0)
+    /// No calibration and the field does not match, the heading may be anything: `unreliable`.
+    public static let uncalibrated = AccuracyLimits(rawValue: 1 << 1)
+    /// A restored calibration not yet confirmed by live data: at most `medium`.
+    public static let unvalidatedCalibration = AccuracyLimits(rawValue: 1 << 2)
+    /// No location: no declination, so no true heading: at most `low`.
+    public static let noLocation = AccuracyLimits(rawValue: 1 << 3)
+    /// WMM caution zone (H < 6000 nT): at most `low`.
+    public static let cautionZone = AccuracyLimits(rawValue: 1 << 4)
+    /// WMM blackout zone (H < 2000 nT): `unreliable`.
+    public static let blackoutZone = AccuracyLimits(rawValue: 1 << 5)
+    /// No fit; the uncorrected field matches, but its residual is assumed, not measured: at most
+    /// `medium`.
+    public static let unfittedCalibration = AccuracyLimits(rawValue: 1 << 6)
+}
+
+/// A heading's one-sigma error and its accuracy class.
+public struct HeadingErrorEstimate: Sendable, Equatable {
+    /// One-sigma heading error, degrees, in [0, 180]: √(Σ termᵢ²), capped at 180.
+    public var headingErrorDegrees: Double
+    /// `CompassAccuracy(headingErrorDegrees:)` lowered by every limit in `limits`.
+    public var accuracy: CompassAccuracy
+    /// The error sources.
+    public var terms: HeadingErrorTerms
+    /// The caps that applied.
+    public var limits: AccuracyLimits
+}
+
+/// The heading error model of issue 10: `HeadingError` as an honest one-sigma estimate in degrees,
+/// the root-sum-square of independent error sources (all angles in degrees; H, F in microtesla;
+/// H is the WMM2025 horizontal intensity at the location, or the measured one without a location):
+///
+/// 1. **Smoothing**: the published heading is the circular mean of n samples with circular
+///    standard deviation s (Mardia & Jupp 2000, §2.3), so its noise is the standard error s/√n.
+///    A turning phone also spreads the window, but then the mean lags the newest sample by about
+///    the deviation δ of the newest sample from the mean (the window's spread is no measure of the
+///    lag: half a window of constant heading and half of turning has a large spread and a lag of
+///    its whole turn). At rest δ is one sample's noise, expected to be about the calibration term
+///    c of 2 (a fit's residual is mostly sensor noise), so the lag is √max(0, δ² − c²):
+///    term² = s²/n + max(0, δ² − c²).
+/// 2. **Calibration**: a residual field error r (µT, the fit's RMS residual) in the worst direction
+///    turns the horizontal field by atan(r/H). Uncalibrated but matching the expected field
+///    (factory-calibrated): r = `uncalibratedMatchingResidualMicrotesla`. Uncalibrated and not
+///    matching: 180 (unknown).
+/// 3. **Tilt**: an error ε (rad) in the gravity direction about the magnetic-north axis turns the
+///    computed heading by ≈ ε·tan|I| (the vertical field leaks into the horizontal one; cf. NXP
+///    AN4248 "Implementing a tilt-compensated eCompass", §"effect of tilt error"), with
+///    ε = `accelerometerErrorMetresPerSecondSquared` / g₀: atan((σₐ/g₀)·tan|I|).
+/// 4. **Declination**: WMM2025 uncertainty of D, √(0.26² + (5417 / H[nT])²) (WMM2025 technical
+///    report, table of uncertainty estimates), when a location is known.
+/// 5. **Disturbance**: the smallest disturbance vector d explaining the window's mean magnitude F
+///    and dip I against the expected F₀ (the fitted radius when calibrated, else WMM) and I₀, by the
+///    law of cosines d² = F² + F₀² − 2FF₀cos(I − I₀), less 2(F₀ε + r) (what the tilt error and
+///    the calibration residual of terms 2–3 explain at two sigma); it turns H by asin(d/H) (180
+///    if d ≥ H).
+///
+/// Accuracy: the documented buckets of `CompassAccuracy(headingErrorDegrees:)`, then the limits:
+/// field disturbed or uncalibrated → unreliable; WMM blackout zone (H < 2000 nT) → unreliable;
+/// caution zone (H < 6000 nT) or no location → at most low; unvalidated restored fit, or no fit
+/// with a matching field (factory calibration, residual assumed) → at most medium. Validated by simulation (`AccuracyHonestyTests`): the share of samples whose real error
+/// is ≤ the estimate lies in [55 %, 85 %], ≥ 99 % are within 3×, and `high` is never reported with a
+/// real error above 10°.
+public struct HeadingErrorModel: Sendable, Equatable {
+    /// One-sigma error of the measured gravity direction per axis that smoothing does not remove
+    /// (accelerometer bias and slow drift, hand motion), m/s² (default 0.1 ≈ 10 mg, a phone
+    /// accelerometer's typical zero-g offset after factory trim).
+    public var accelerometerErrorMetresPerSecondSquared: Double
+    /// One-sigma residual field error per axis assumed for an uncalibrated sensor whose field
+    /// matches the expected one (a factory-calibrated magnetometer), microtesla (default 1).
+    public var uncalibratedMatchingResidualMicrotesla: Double
+    /// Constant part of the WMM declination uncertainty, degrees (WMM2025: 0.26).
+    public var declinationUncertaintyDegrees: Double
+    /// H-dependent part of the WMM declination uncertainty: this over H in nT, degrees
+    /// (WMM2025: 5417).
+    public var declinationUncertaintyNanotesla: Double
+
+    public init(accelerometerErrorMetresPerSecondSquared: Double = 0.1,
+                uncalibratedMatchingResidualMicrotesla: Double = 1,
+                declinationUncertaintyDegrees: Double = 0.26,
+                declinationUncertaintyNanotesla: Double = 5417) {
+        self.accelerometerErrorMetresPerSecondSquared = accelerometerErrorMetresPerSecondSquared
+        self.uncalibratedMatchingResidualMicrotesla = uncalibratedMatchingResidualMicrotesla
+        self.declinationUncertaintyDegrees = declinationUncertaintyDegrees
+        self.declinationUncertaintyNanotesla = declinationUncertaintyNanotesla
+    }
+
+    /// The WMM2025 declination uncertainty at horizontal intensity H (nanotesla), degrees.
+    public func declinationUncertaintyDegrees(horizontalNanotesla h: Double) -> Double {
+        guard h > 0, h.isFinite else { return 180 }
+        let a = declinationUncertaintyDegrees, b = declinationUncertaintyNanotesla / h
+        return min(180, (a * a + b * b).squareRoot())
+    }
+
+    /// The error of one published heading.
+    /// - Parameters:
+    ///   - estimate: the pipeline's smoothed estimate.
+    ///   - calibration: `MagnetometerCalibrator.quality`.
+    ///   - fieldDisturbed: `MagnetometerCalibrator.fieldDisturbed` (debounced).
+    ///   - expectedField: WMM2025 at the location, `nil` when no location is known.
+    ///   - fittedFieldMicrotesla: the calibration's fitted radius (`MagnetometerCalibrator.fit`),
+    ///     the expected magnitude when calibrated; `nil` uses the WMM total intensity.
+    public func estimate(_ estimate: HeadingEstimate, calibration: CalibrationQuality, fieldDisturbed: Bool,
+                         expectedField: MagneticField?, fittedFieldMicrotesla: Double? = nil) -> HeadingErrorEstimate {
+        let measuredF = estimate.fieldStrengthMicrotesla
+        let measuredI = estimate.inclinationDegrees
+        let wmmH = expectedField.map { $0.horizontalNanotesla / 1000 }
+        let horizontal = wmmH ?? measuredF * cos(Angle.radians(measuredI))
+        let inclination = expectedField?.inclinationDegrees ?? measuredI
+        func angleAgainstHorizontal(_ d: Double) -> Double {
+            guard horizontal > 0, horizontal.isFinite, d.isFinite else { return 180 }
+            return d >= horizontal ? 180 : Angle.degrees(asin(max(0, d) / horizontal))
+        }
+
+        // 2. Calibration.
+        let residual: Double
+        switch calibration {
+        case .calibrated(let r), .unvalidated(let r): residual = r.isFinite ? max(0, r) : .infinity
+        case .uncalibratedMatching: residual = uncalibratedMatchingResidualMicrotesla
+        case .uncalibrated: residual = .infinity
+        }
+        let calibrationTerm = horizontal > 0 && residual.isFinite ? Angle.degrees(atan(residual / horizontal)) : 180
+
+        // One sample's heading noise expected from the residual (the fit's residual is mostly the
+        // sensor's noise): the part of δ that is not lag.
+        let noise = min(calibrationTerm, 45)
+
+        // 1. Smoothing.
+        let s = estimate.spreadDegrees.isFinite ? estimate.spreadDegrees : 180
+        let n = Double(max(1, estimate.sampleCount))
+        let deviation = Angle.turn(from: estimate.magneticHeadingDegrees, to: estimate.instantaneousHeadingDegrees)
+        let lag2 = max(0, deviation * deviation - noise * noise)
+        let smoothing = (s * s / n + lag2).squareRoot()
+
+        // 3. Tilt.
+        let epsilon = accelerometerErrorMetresPerSecondSquared / TiltCompensation.standardGravity
+        let tiltTerm = abs(inclination) >= 90 ? 180 : Angle.degrees(atan(epsilon * tan(Angle.radians(abs(inclination)))))
+
+        // 4. Declination.
+        let declinationTerm = expectedField.map { declinationUncertaintyDegrees(horizontalNanotesla: $0.horizontalNanotesla) } ?? 0
+
+        // 5. Disturbance (law of cosines).
+        var disturbanceTerm = 0.0
+        let f0 = fittedFieldMicrotesla ?? expectedField.map { $0.totalNanotesla / 1000 }
+        if f0 != nil || expectedField != nil {
+            let reference = f0 ?? measuredF
+            let deltaI = Angle.radians(expectedField.map { measuredI - $0.inclinationDegrees } ?? 0)
+            let d2 = measuredF * measuredF + reference * reference - 2 * measuredF * reference * cos(deltaI)
+            // The part of d that the tilt error and the calibration residual (terms 2 and 3) explain
+            // at two sigma is not evidence of a disturbance.
+            let explained = 2 * (reference * epsilon + residual)
+            disturbanceTerm = angleAgainstHorizontal(max(0, max(0, d2).squareRoot() - explained))
+        }
+
+        let terms = HeadingErrorTerms(smoothingDegrees: smoothing, calibrationDegrees: calibrationTerm,
+                                      tiltDegrees: tiltTerm, declinationDegrees: declinationTerm,
+                                      disturbanceDegrees: disturbanceTerm)
+        let sum = smoothing * smoothing + calibrationTerm * calibrationTerm + tiltTerm * tiltTerm
+            + declinationTerm * declinationTerm + disturbanceTerm * disturbanceTerm
+        let error = sum.isFinite ? min(180, sum.squareRoot()) : 180
+
+        var limits: AccuracyLimits = []
+        if fieldDisturbed { limits.insert(.fieldDisturbed) }
+        if calibration == .uncalibrated { limits.insert(.uncalibrated) }
+        if case .unvalidated = calibration { limits.insert(.unvalidatedCalibration) }
+        if calibration == .uncalibratedMatching { limits.insert(.unfittedCalibration) }
+        if expectedField == nil { limits.insert(.noLocation) }
+        switch expectedField?.zone {
+        case .caution?: limits.insert(.cautionZone)
+        case .blackout?: limits.insert(.blackoutZone)
+        case .normal?, nil: break
+        }
+        var accuracy = CompassAccuracy(headingErrorDegrees: error)
+        if !limits.isDisjoint(with: [.fieldDisturbed, .uncalibrated, .blackoutZone]) {
+            accuracy = accuracy.capped(at: .unreliable)
+        }
+        if !limits.isDisjoint(with: [.noLocation, .cautionZone]) { accuracy = accuracy.capped(at: .low) }
+        if !limits.isDisjoint(with: [.unvalidatedCalibration, .unfittedCalibration]) {
+            accuracy = accuracy.capped(at: .medium)
+        }
+        return HeadingErrorEstimate(headingErrorDegrees: error, accuracy: accuracy, terms: terms, limits: limits)
+    }
 }

@@ -1,0 +1,263 @@
+/// An equal-area split of the sphere of directions into `bandCount × sectorCount` cells: bands of
+/// equal height in z (Archimedes' hat-box theorem: equal heights cut equal areas from a sphere)
+/// times sectors of equal width in azimuth atan2(y, x). Exact equal areas, O(1) lookup (one
+/// `atan2`); cells near the poles are slimmer than those at the equator.
+public struct DirectionCells: Sendable, Equatable {
+    /// Number of bands in z.
+    public let bandCount: Int
+    /// Number of azimuth sectors per band.
+    public let sectorCount: Int
+
+    /// Both counts are clamped to at least 1.
+    public init(bandCount: Int, sectorCount: Int) {
+        self.bandCount = max(1, bandCount)
+        self.sectorCount = max(1, sectorCount)
+    }
+
+    /// Total number of cells.
+    public var cellCount: Int { bandCount * sectorCount }
+
+    /// The cell of `direction` (any non-zero finite vector; it is normalised) in 0..<cellCount,
+    /// band-major; `nil` for a zero or non-finite vector.
+    @inlinable public func index(of direction: Vector3) -> Int? {
+        guard let u = direction.normalized else { return nil }
+        let band = min(bandCount - 1, max(0, Int((u.z + 1) / 2 * Double(bandCount))))
+        let fraction = (atan2(u.y, u.x) + .pi) / (2 * .pi)
+        let sector = min(sectorCount - 1, max(0, Int(fraction * Double(sectorCount))))
+        return band * sectorCount + sector
+    }
+}
+
+/// A bounded, orientation-bucketed set of raw magnetometer samples for the calibration fit (the
+/// scheme of Android's and NXP's online calibrators, NXP AN5019 "Magnetic Calibration Algorithms"
+/// §"measurement buffer": one slot group per direction so the fit sees the whole sphere, not the
+/// direction the phone happened to rest in).
+///
+/// The direction of a sample is that of `raw − centreMicrotesla` (the running hard-iron estimate);
+/// it selects one of `DirectionCells` cells, each holding up to `samplesPerCell` samples. A sample
+/// closer than `minimumSeparationMicrotesla` to its cell's newest sample **replaces** it (newest
+/// wins, and a phone lying still cannot flood the set); otherwise it takes the cell's next slot,
+/// overwriting the oldest when the cell is full.
+///
+/// Cost: storage is allocated once in `init` (`cellCount × samplesPerCell` samples); `add` is O(1)
+/// and never allocates. `recentre` re-buckets every stored sample (O(capacity), no allocation).
+public struct CalibrationSampleSet: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        /// Bands of equal height in z (default 6).
+        public var bandCount: Int
+        /// Azimuth sectors per band (default 10; 60 cells in all, each ≈ 0.21 sr).
+        public var sectorCount: Int
+        /// Samples kept per cell (default 3: 180 samples in all).
+        public var samplesPerCell: Int
+        /// A sample within this distance of its cell's newest replaces it, microtesla (default 2 µT,
+        /// about 4× a typical phone magnetometer's noise of 0.3–0.5 µT).
+        public var minimumSeparationMicrotesla: Double
+        /// The bounding-box centre is used only once the box spans this much on some axis,
+        /// microtesla (default 20); before, the centre stays at zero, so the noise of a phone lying
+        /// still cannot scatter over many cells.
+        public var minimumBoxExtentMicrotesla: Double
+
+        public init(bandCount: Int = 6, sectorCount: Int = 10, samplesPerCell: Int = 3,
+                    minimumSeparationMicrotesla: Double = 2, minimumBoxExtentMicrotesla: Double = 20) {
+            self.minimumBoxExtentMicrotesla = minimumBoxExtentMicrotesla
+            self.bandCount = bandCount
+            self.sectorCount = sectorCount
+            self.samplesPerCell = samplesPerCell
+            self.minimumSeparationMicrotesla = minimumSeparationMicrotesla
+        }
+    }
+
+    public let configuration: Configuration
+    /// The cell layout.
+    public let cells: DirectionCells
+    private let slots: Int
+    private var samples: ContiguousArray<Vector3>
+    private var times: ContiguousArray<Double>
+    /// Per cell: number of filled slots, and the slot of the newest sample.
+    private var filled: ContiguousArray<Int32>
+    private var newest: ContiguousArray<Int32>
+    /// Scratch space for `recentre` (allocated once).
+    private var spareSamples: ContiguousArray<Vector3>
+    private var spareTimes: ContiguousArray<Double>
+    private var boxMinimum = Vector3.zero, boxMaximum = Vector3.zero
+
+    /// The centre directions are taken from, microtesla (the running hard-iron estimate).
+    public private(set) var centreMicrotesla = Vector3.zero
+    /// True while the centre follows the midpoint of the samples' bounding box (per axis
+    /// (min + max)/2, the classic first hard-iron guess; zero while the box is smaller than
+    /// `minimumBoxExtentMicrotesla`); false once `recentre` set it.
+    public private(set) var centreFollowsBoundingBox = true
+    /// Number of cells holding at least one sample.
+    public private(set) var filledCellCount = 0
+    /// Number of samples held (at most `capacity`).
+    public private(set) var sampleCount = 0
+    /// Number of finite samples offered to `add` since the last `removeAll`.
+    public private(set) var acceptedCount = 0
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        cells = DirectionCells(bandCount: configuration.bandCount, sectorCount: configuration.sectorCount)
+        slots = max(1, min(configuration.samplesPerCell, 1 << 20))
+        let capacity = cells.cellCount * slots
+        samples = ContiguousArray(repeating: .zero, count: capacity)
+        times = ContiguousArray(repeating: 0, count: capacity)
+        filled = ContiguousArray(repeating: 0, count: cells.cellCount)
+        newest = ContiguousArray(repeating: 0, count: cells.cellCount)
+        // Separate buffers now (not copies sharing storage, which would be copied on first write).
+        spareSamples = ContiguousArray(repeating: .zero, count: capacity)
+        spareTimes = ContiguousArray(repeating: 0, count: capacity)
+    }
+
+    /// Maximum number of samples held.
+    public var capacity: Int { samples.count }
+
+    /// Fraction of cells holding a sample, in [0, 1].
+    public var coverage: Double { Double(filledCellCount) / Double(cells.cellCount) }
+
+    /// Heap bytes owned by the set (its arrays), for the memory bound.
+    public var storageBytes: Int {
+        (samples.count + spareSamples.count) * MemoryLayout<Vector3>.stride
+            + (times.count + spareTimes.count) * MemoryLayout<Double>.stride
+            + (filled.count + newest.count) * MemoryLayout<Int32>.stride
+    }
+
+    /// The cell of a raw sample relative to the current centre, `nil` for a sample at the centre.
+    @inlinable public func cell(ofRaw raw: Vector3) -> Int? { cells.index(of: raw - centreMicrotesla) }
+
+    /// Stores a raw sample (microtesla) taken at `time` (seconds). Returns its cell, or `nil` when
+    /// the sample was not finite or sits exactly at the centre. O(1), no allocation.
+    @discardableResult
+    public mutating func add(_ raw: Vector3, time: Double) -> Int? {
+        guard raw.isFinite, time.isFinite else { return nil }
+        acceptedCount += 1
+        if centreFollowsBoundingBox {
+            if acceptedCount == 1 {
+                boxMinimum = raw; boxMaximum = raw
+            } else {
+                boxMinimum = Vector3(min(boxMinimum.x, raw.x), min(boxMinimum.y, raw.y), min(boxMinimum.z, raw.z))
+                boxMaximum = Vector3(max(boxMaximum.x, raw.x), max(boxMaximum.y, raw.y), max(boxMaximum.z, raw.z))
+            }
+            let extent = boxMaximum - boxMinimum
+            if max(extent.x, extent.y, extent.z) >= configuration.minimumBoxExtentMicrotesla {
+                centreMicrotesla = (boxMinimum + boxMaximum) * 0.5
+            }
+        }
+        guard let cell = cell(ofRaw: raw) else { return nil }
+        store(raw, time: time, cell: cell)
+        return cell
+    }
+
+    private mutating func store(_ raw: Vector3, time: Double, cell: Int) {
+        let base = cell * slots
+        let count = Int(filled[cell])
+        if count == 0 {
+            filled[cell] = 1
+            newest[cell] = 0
+            samples[base] = raw; times[base] = time
+            filledCellCount += 1
+            sampleCount += 1
+            return
+        }
+        let latest = Int(newest[cell])
+        let separation = configuration.minimumSeparationMicrotesla
+        if (samples[base + latest] - raw).dot(samples[base + latest] - raw) < separation * separation {
+            samples[base + latest] = raw; times[base + latest] = time
+            return
+        }
+        let slot = (latest + 1) % slots
+        if count < slots { filled[cell] = Int32(count + 1); sampleCount += 1 }
+        newest[cell] = Int32(slot)
+        samples[base + slot] = raw; times[base + slot] = time
+    }
+
+    /// Sets the centre (e.g. to a fitted hard-iron offset) and re-buckets every stored sample by
+    /// its direction from the new centre, oldest first so the newest still win. O(capacity), no
+    /// allocation.
+    public mutating func recentre(_ centre: Vector3) {
+        guard centre.isFinite else { return }
+        centreFollowsBoundingBox = false
+        centreMicrotesla = centre
+        // Gather the stored samples into the spare arrays, oldest first.
+        var n = 0
+        for cell in 0..<cells.cellCount {
+            let count = Int(filled[cell]), base = cell * slots
+            for k in 0..<count {
+                let slot = (Int(newest[cell]) + slots - count + 1 + k) % slots
+                spareSamples[n] = samples[base + slot]; spareTimes[n] = times[base + slot]
+                n += 1
+            }
+        }
+        sortSpareByTime(n)
+        for cell in 0..<cells.cellCount { filled[cell] = 0; newest[cell] = 0 }
+        filledCellCount = 0
+        sampleCount = 0
+        for k in 0..<n {
+            if let cell = cell(ofRaw: spareSamples[k]) { store(spareSamples[k], time: spareTimes[k], cell: cell) }
+        }
+    }
+
+    /// Insertion sort of the first `n` spare entries by time (n ≤ capacity, runs at most once per
+    /// fit attempt; the input is nearly sorted per cell).
+    private mutating func sortSpareByTime(_ n: Int) {
+        guard n > 1 else { return }
+        for i in 1..<n {
+            let t = spareTimes[i], v = spareSamples[i]
+            var j = i - 1
+            while j >= 0, spareTimes[j] > t {
+                spareTimes[j + 1] = spareTimes[j]; spareSamples[j + 1] = spareSamples[j]
+                j -= 1
+            }
+            spareTimes[j + 1] = t; spareSamples[j + 1] = v
+        }
+    }
+
+    /// Forgets every sample and lets the centre follow the bounding box again.
+    public mutating func removeAll() {
+        for cell in 0..<cells.cellCount { filled[cell] = 0; newest[cell] = 0 }
+        filledCellCount = 0
+        sampleCount = 0
+        acceptedCount = 0
+        centreFollowsBoundingBox = true
+        centreMicrotesla = .zero
+    }
+
+    /// Visits every stored sample (raw microtesla, time seconds), cell by cell.
+    public func forEachSample(_ body: (Vector3, Double) -> Void) {
+        for cell in 0..<cells.cellCount {
+            let base = cell * slots
+            for k in 0..<Int(filled[cell]) { body(samples[base + k], times[base + k]) }
+        }
+    }
+
+    /// Calls `body` with the stored samples packed contiguously (in the spare storage; valid only
+    /// inside `body`). No allocation.
+    public mutating func withPackedSamples<R>(_ body: (UnsafeBufferPointer<Vector3>) -> R) -> R {
+        var n = 0
+        for cell in 0..<cells.cellCount {
+            let base = cell * slots
+            for k in 0..<Int(filled[cell]) { spareSamples[n] = samples[base + k]; n += 1 }
+        }
+        return spareSamples.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+    }
+
+    /// Summary of where the stored samples point from `centre`: per axis, whether some sample
+    /// direction has a component ≥ `threshold` and some ≤ −`threshold`, and the time span of the
+    /// stored samples (newest − oldest, seconds).
+    public func spread(from centre: Vector3, threshold: Double) -> (axesWithBothHemispheres: Int, timeSpanSeconds: Double) {
+        var positive = (false, false, false), negative = (false, false, false)
+        var oldest = Double.infinity, latest = -Double.infinity
+        for cell in 0..<cells.cellCount {
+            let base = cell * slots
+            for k in 0..<Int(filled[cell]) {
+                oldest = min(oldest, times[base + k]); latest = max(latest, times[base + k])
+                guard let u = (samples[base + k] - centre).normalized else { continue }
+                if u.x >= threshold { positive.0 = true } else if u.x <= -threshold { negative.0 = true }
+                if u.y >= threshold { positive.1 = true } else if u.y <= -threshold { negative.1 = true }
+                if u.z >= threshold { positive.2 = true } else if u.z <= -threshold { negative.2 = true }
+            }
+        }
+        let axes = (positive.0 && negative.0 ? 1 : 0) + (positive.1 && negative.1 ? 1 : 0)
+            + (positive.2 && negative.2 ? 1 : 0)
+        return (axes, latest >= oldest ? latest - oldest : 0)
+    }
+}

@@ -1,0 +1,230 @@
+import Testing
+@testable import QiblaCore
+
+/// The online calibrator's lifecycle on simulated sensors with known truth (issue 10).
+@Suite struct CalibrationLifecycleTests {
+    static func calibrator(at site: SimulatedSite?) -> MagnetometerCalibrator {
+        var c = MagnetometerCalibrator()
+        c.setExpectedField(site?.model)
+        return c
+    }
+
+    @Test func libremFigureEightInLondonIsAcceptedAndHeadsWithinTwoDegrees() throws {
+        var rng = SeededGenerator(seed: 2025)
+        let site = SimulatedSite.london
+        let sensor = SimulatedSensor.librem(&rng)
+        var calibrator = Self.calibrator(at: site)
+        #expect(calibrator.calibrationNeeded == false)  // no evidence yet
+        // The first 2 s: the uncorrected field does not match → CalibrationNeeded.
+        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 2, rng: &rng)
+        #expect(calibrator.calibrationNeeded)
+        #expect(calibrator.quality == .uncalibrated)
+        // Progress rises monotonically while collecting, and the fit is accepted within 30 s.
+        var lastProgress = calibrator.progress
+        var acceptedAt: Double?
+        for i in 0..<(40 * 20) {
+            let t = 2 + Double(i) * 0.05
+            let (m, a) = sensor.readings(SimulatedMotion.figureEight(time: t), site: site, rng: &rng)
+            calibrator.add(rawMicrotesla: m, accelerationMetresPerSecondSquared: a, time: t)
+            #expect(calibrator.progress >= lastProgress)
+            lastProgress = calibrator.progress
+            if calibrator.state == .calibrated { acceptedAt = t; break }
+        }
+        let converged = try #require(acceptedAt)
+        let fit = try #require(calibrator.fit)
+        let f = site.model.totalNanotesla / 1000
+        print("Librem London: accepted after \(converged) s (\(fit.kind), offset error "
+              + "\((fit.hardIronOffsetMicrotesla - sensor.hardIronMicrotesla).length) µT, radius \(fit.fieldMicrotesla) µT "
+              + "vs F \(f) µT, rms \(fit.residualRMSMicrotesla) µT, spread \(fit.eigenvalueSpread))")
+        #expect(converged <= 32)
+        #expect(calibrator.progress == 1 && !calibrator.calibrationNeeded && calibrator.lastRejection == nil)
+        // Corrected field radius within 1 % of F (the soft-iron truth preserves |m| on average).
+        #expect(abs(fit.fieldMicrotesla - f) / f < 0.01)
+
+        // Still poses at tilts up to 30°: heading RMS ≤ 2°, max ≤ 5°, accuracy high or medium.
+        var pipeline = HeadingPipeline()
+        let run = runPoses(&calibrator, &pipeline, sensor: sensor, site: site, seconds: 120, start: 100, rng: &rng)
+        let settled = run.filter(\.settled)
+        let rms = (settled.map { $0.realErrorDegrees * $0.realErrorDegrees }.reduce(0, +) / Double(settled.count)).squareRoot()
+        let maximum = settled.map(\.realErrorDegrees).max() ?? .nan
+        print("Librem London after calibration: heading RMS \(rms)°, max \(maximum)° over \(settled.count) settled samples; "
+              + "accuracy \(Set(settled.map(\.error.accuracy.rawValue)))")
+        #expect(settled.count > 1000)
+        #expect(rms <= 2 && maximum <= 5)
+        #expect(settled.allSatisfy { $0.error.accuracy == .high || $0.error.accuracy == .medium })
+        #expect(!calibrator.calibrationNeeded && calibrator.state == .calibrated)
+        #expect(run.allSatisfy { !$0.interference })
+    }
+
+    @Test func flatOnlyRotationIsRejectedForCoverage() {
+        var rng = SeededGenerator(seed: 7)
+        let site = SimulatedSite.london
+        let sensor = SimulatedSensor.librem(&rng)
+        var calibrator = Self.calibrator(at: site)
+        let accepted = runCalibration(&calibrator, sensor: sensor, site: site, seconds: 90, rng: &rng,
+                                      motion: SimulatedMotion.flat)
+        #expect(accepted == nil && calibrator.fit == nil && calibrator.state == .collecting)
+        guard case .insufficientCoverage(let fraction)? = calibrator.lastRejection else {
+            Issue.record("expected a coverage rejection, got \(String(describing: calibrator.lastRejection))")
+            return
+        }
+        print("flat-only: coverage \(fraction), progress \(calibrator.progress)")
+        #expect(fraction < 0.6 && calibrator.progress < 0.6)
+        #expect(calibrator.calibrationNeeded)
+        // Accuracy is never high (the heading is not even trustworthy).
+        var pipeline = HeadingPipeline()
+        let run = runPoses(&calibrator, &pipeline, sensor: sensor, site: site, seconds: 20, start: 200, rng: &rng,
+                           tiltDegrees: 0)
+        #expect(!run.isEmpty && run.allSatisfy { $0.error.accuracy != .high })
+    }
+
+    @Test func factoryCalibratedSensorNeverNags() {
+        var rng = SeededGenerator(seed: 99)
+        for site in [SimulatedSite.london, .jakarta, .reykjavik] {
+            let sensor = SimulatedSensor.factory(&rng)
+            var calibrator = Self.calibrator(at: site)
+            var pipeline = HeadingPipeline()
+            var nagged = false
+            for i in 0..<(60 * 20) {
+                let t = Double(i) * 0.05
+                let (m, a) = sensor.readings(SimulatedMotion.figureEight(time: t), site: site, rng: &rng)
+                calibrator.add(rawMicrotesla: m, accelerationMetresPerSecondSquared: a, time: t)
+                nagged = nagged || calibrator.calibrationNeeded
+            }
+            let run = runPoses(&calibrator, &pipeline, sensor: sensor, site: site, seconds: 30, start: 100, rng: &rng)
+            #expect(!nagged && !calibrator.calibrationNeeded, "\(site.name)")
+            #expect(run.allSatisfy { !$0.interference }, "\(site.name)")
+            // It may even calibrate itself from the figure-8 (background calibration).
+            print("factory \(site.name): state \(calibrator.state), quality \(calibrator.quality)")
+        }
+    }
+
+    @Test func swappedHardIronDiscardsTheFitAfterTheDebounce() throws {
+        var rng = SeededGenerator(seed: 5)
+        let site = SimulatedSite.london
+        var sensor = SimulatedSensor.librem(&rng)
+        var calibrator = Self.calibrator(at: site)
+        let accepted = runCalibration(&calibrator, sensor: sensor, site: site, seconds: 40, rng: &rng)
+        #expect(accepted != nil && calibrator.state == .calibrated)
+        let generation = calibrator.calibrationGeneration
+        // The sensor is swapped: a new hard iron 40 µT away; the user keeps moving the phone.
+        sensor.hardIronMicrotesla += Vector3(25, -20, 24)
+        var discardedAt: Double?
+        for i in 0..<(30 * 20) {
+            let t = 100 + Double(i) * 0.05
+            let (m, a) = sensor.readings(SimulatedMotion.figureEight(time: t), site: site, rng: &rng)
+            calibrator.add(rawMicrotesla: m, accelerationMetresPerSecondSquared: a, time: t)
+            if calibrator.state == .collecting { discardedAt = t - 100; break }
+        }
+        let after = try #require(discardedAt)
+        print("swapped hard iron: fit discarded after \(after) s")
+        #expect(after >= calibrator.configuration.contradictionSeconds && after <= 15)
+        #expect(calibrator.fit == nil && calibrator.calibration == .identity)
+        #expect(calibrator.calibrationGeneration > generation && calibrator.discardedFitCount == 1)
+        // CalibrationNeeded comes back once the uncorrected field is seen not to match.
+        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 2, start: 200, rng: &rng)
+        #expect(calibrator.calibrationNeeded || calibrator.state == .calibrated)
+        // And it recalibrates to the new sensor.
+        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 40, start: 202, rng: &rng)
+        let refit = try #require(calibrator.fit)
+        #expect((refit.hardIronOffsetMicrotesla - sensor.hardIronMicrotesla).length < 1)
+    }
+
+    @Test func restoredFitIsCappedUntilConfirmedAndDiscardedWhenContradicted() throws {
+        var rng = SeededGenerator(seed: 31)
+        let site = SimulatedSite.london
+        let sensor = SimulatedSensor.librem(&rng)
+        var first = Self.calibrator(at: site)
+        runCalibration(&first, sensor: sensor, site: site, seconds: 40, rng: &rng)
+        let persisted = try #require(first.fit)
+
+        // Restart: restore, then the user moves the phone → validated.
+        var restored = Self.calibrator(at: site)
+        restored.restore(persisted)
+        #expect(restored.state == .unvalidated && restored.calibration == persisted.calibration)
+        #expect(restored.quality == .unvalidated(residualMicrotesla: persisted.residualRMSMicrotesla))
+        #expect(!restored.calibrationNeeded && restored.progress == 1)
+        runCalibration(&restored, sensor: sensor, site: site, seconds: 5, start: 50, rng: &rng)
+        #expect(restored.state == .calibrated)
+
+        // A different unit (another hard iron) restores the same file → discarded.
+        var other = sensor
+        other.hardIronMicrotesla = sensor.hardIronMicrotesla + Vector3(-30, 10, 20)
+        var wrong = Self.calibrator(at: site)
+        wrong.restore(persisted)
+        runCalibration(&wrong, sensor: other, site: site, seconds: 15, start: 50, rng: &rng)
+        #expect(wrong.state == .collecting && wrong.fit == nil && wrong.discardedFitCount == 1)
+
+        // reset() forgets everything.
+        restored.reset()
+        #expect(restored.state == .collecting && restored.fit == nil && restored.progress == 0)
+        #expect(restored.storedSampleCount == 0)
+    }
+
+    /// Enters within 1 s, recovers within 2 s (20 Hz), for a +40 % field and a dip off by 15°.
+    @Test(arguments: ["field+40%", "dip+15°"])
+    func interferenceIsDetectedAndCleared(kind: String) throws {
+        var rng = SeededGenerator(seed: 77)
+        let site = SimulatedSite.london
+        let sensor = SimulatedSensor.librem(&rng)
+        var calibrator = Self.calibrator(at: site)
+        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 40, rng: &rng)
+        #expect(calibrator.state == .calibrated)
+        let earth = site.worldFieldMicrotesla
+        let extra: Vector3
+        if kind == "field+40%" {
+            extra = earth * 0.4
+        } else {
+            // Rotate the field 15° further down in its vertical plane, same magnitude.
+            let h = Vector3(earth.x, earth.y, 0), up = Vector3(0, 0, 1)
+            let angle = atan2(-earth.z, h.length) + Angle.radians(15)
+            let rotated = (h.normalized ?? .zero) * (earth.length * cos(angle)) - up * (earth.length * sin(angle))
+            extra = rotated - earth
+        }
+        var pipeline = HeadingPipeline()
+        let onAt = 10.0, offAt = 20.0
+        let run = runPoses(&calibrator, &pipeline, sensor: sensor, site: site, seconds: 30, start: 100, rng: &rng,
+                           extraWorldField: { $0 >= onAt && $0 < offAt ? extra : .zero })
+        let firstOn = try #require(run.first { $0.interference }).time - 100
+        let lastOn = try #require(run.last { $0.interference }).time - 100
+        print("\(kind): interference from \(firstOn) s to \(lastOn) s (magnet \(onAt)–\(offAt) s)")
+        #expect(firstOn >= onAt && firstOn - onAt <= 1)
+        #expect(lastOn >= offAt - 0.1 && lastOn - offAt <= 2)
+        #expect(run.filter { $0.interference }.allSatisfy { $0.error.accuracy == .unreliable })
+        #expect(calibrator.state == .calibrated)  // a 10 s magnet at rest is interference, not a new sensor
+    }
+
+    @Test func tenMinutesOfCleanDataRaiseNoFalseAlarm() {
+        var rng = SeededGenerator(seed: 600)
+        let site = SimulatedSite.london
+        let sensor = SimulatedSensor.librem(&rng)
+        var calibrator = Self.calibrator(at: site)
+        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 40, rng: &rng)
+        var pipeline = HeadingPipeline()
+        let run = runPoses(&calibrator, &pipeline, sensor: sensor, site: site, seconds: 600, start: 100, rng: &rng,
+                           holdSeconds: 2)
+        var alarms = 0, previous = false
+        for h in run { if h.interference && !previous { alarms += 1 }; previous = h.interference }
+        print("10 min clean at 20 Hz: \(alarms) false interference alarms over \(run.count) estimates")
+        #expect(run.count > 10_000)
+        #expect(alarms == 0 && calibrator.state == .calibrated && calibrator.discardedFitCount == 0)
+    }
+
+    @Test func aStillPhoneDoesNotFloodTheSampleSet() {
+        var set = CalibrationSampleSet()
+        var rng = SeededGenerator(seed: 3)
+        for i in 0..<10_000 {
+            set.add(Vector3(80, -20, 30) + Vector3(20, 5, -40) + Vector3(rng.gaussian(), rng.gaussian(), rng.gaussian()) * 0.4,
+                    time: Double(i) * 0.05)
+        }
+        #expect(set.sampleCount <= 3 && set.filledCellCount == 1 && set.acceptedCount == 10_000)
+        #expect(set.capacity == 180)
+        // Many directions fill many cells, never more than the capacity.
+        for i in 0..<10_000 { set.add(Vector3(80, -20, 30) + rng.unitVector() * 49, time: 500 + Double(i) * 0.05) }
+        #expect(set.sampleCount <= set.capacity && set.coverage > 0.95)
+        set.recentre(Vector3(80, -20, 30))
+        #expect(set.coverage == 1)
+        set.removeAll()
+        #expect(set.sampleCount == 0 && set.coverage == 0)
+    }
+}
