@@ -27,9 +27,13 @@ public struct CompassState: Sendable, Equatable {
     }
 }
 
-/// Turns IIO samples into ``CompassState`` through QiblaCore's `HeadingPipeline` and accuracy
-/// estimate, with the daemon's policies: the heading is withdrawn after ``Configuration/rejectionGraceSeconds``
-/// of rejected samples, and the WMM caution/blackout zones and a missing location cap the accuracy.
+/// Turns IIO samples into ``CompassState``: every raw magnetometer sample feeds QiblaCore's online
+/// `MagnetometerCalibrator` (which learns `S · (raw − b)`, says whether calibration is needed and
+/// whether the field is disturbed), then the `HeadingPipeline` (with the calibration in force),
+/// then the `HeadingErrorModel` (the one-sigma `HeadingError` and the accuracy class, with the WMM
+/// zone and missing-location caps). The daemon's own policy here: the heading is withdrawn after
+/// ``Configuration/rejectionGraceSeconds`` of rejected samples. Before a fit exists the heading is
+/// still published from the uncorrected field: calibration improves the needle, it never hides it.
 ///
 /// Pure: samples carry their own time (seconds, the sensor's monotonic clock); the expected
 /// Earth field at the current place comes in with each sample.
@@ -61,13 +65,25 @@ public struct CompassModel: Sendable {
         case acceleration(Vector3)
         /// A magnetometer sample, microtesla in the device frame, at `timeSeconds`.
         case magneticField(Vector3, timeSeconds: Double)
+        /// A calibration persisted for this magnetometer: used at once, trusted (accuracy above
+        /// `medium`) only once live data confirms it, discarded when live data contradicts it.
+        case restoreCalibration(CalibrationFit)
+        /// `ResetCalibration`: forget the fit and start learning again.
+        case resetCalibration
     }
 
     public private(set) var configuration: Configuration
     public private(set) var state = CompassState()
     private var pipeline: HeadingPipeline
+    /// The online calibrator (read it for the fit to persist and for diagnostics).
+    public private(set) var calibrator = MagnetometerCalibrator()
+    private var appliedCalibrationGeneration = 0
+    private let errorModel = HeadingErrorModel()
     private var latestAcceleration: Vector3?
     private var rejectionStreakStartSeconds: Double?
+    /// Why the last accuracy is lower than its error alone would give (zones, no location,
+    /// calibration state, interference), for logs and tests.
+    public private(set) var lastAccuracyLimits: AccuracyLimits = []
     /// The reason of the most recent rejected sample (nil after an accepted one), for logs.
     public private(set) var lastRejection: HeadingRejection?
 
@@ -88,6 +104,7 @@ public struct CompassModel: Sendable {
     /// Applies one input. `expectedField` is the WMM field at the current place (nil when no
     /// location is known).
     public mutating func apply(_ input: Input, expectedField: MagneticField?) {
+        calibrator.setExpectedField(expectedField)
         switch input {
         case .sensorsAvailable(let hasAccelerometer):
             state.hasCompass = hasAccelerometer
@@ -101,7 +118,15 @@ public struct CompassModel: Sendable {
             state.magneticInterference = false
         case .acceleration(let vector):
             latestAcceleration = vector
+        case .restoreCalibration(let fit):
+            calibrator.restore(fit)
+            applyCalibrationIfChanged()
+        case .resetCalibration:
+            calibrator.reset()
+            applyCalibrationIfChanged()
         case .magneticField(let vector, let time):
+            calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: latestAcceleration, time: time)
+            applyCalibrationIfChanged()
             guard let acceleration = latestAcceleration else { return }
             switch pipeline.update(magnetic: vector, acceleration: acceleration, time: time) {
             case .success(let estimate):
@@ -119,6 +144,18 @@ public struct CompassModel: Sendable {
         }
     }
 
+    /// Hands a new calibration to the pipeline (it restarts its smoothing window) and mirrors the
+    /// calibrator's state.
+    private mutating func applyCalibrationIfChanged() {
+        if calibrator.calibrationGeneration != appliedCalibrationGeneration {
+            appliedCalibrationGeneration = calibrator.calibrationGeneration
+            pipeline.setCalibration(calibrator.calibration)
+        }
+        state.calibrationNeeded = calibrator.calibrationNeeded
+        state.calibrationProgress = calibrator.progress
+        state.magneticInterference = calibrator.magneticInterference
+    }
+
     private mutating func resetSamples() {
         pipeline.reset()
         latestAcceleration = nil
@@ -126,29 +163,14 @@ public struct CompassModel: Sendable {
     }
 
     private mutating func publish(_ estimate: HeadingEstimate, expectedField field: MagneticField?) {
-        let (accuracy, error, interference) = estimateAccuracy(
-            spreadDegrees: estimate.spreadDegrees,
-            measuredFieldMicrotesla: estimate.fieldStrengthMicrotesla,
-            expectedFieldMicrotesla: field.map { $0.totalNanotesla / 1000 },
-            measuredInclinationDegrees: estimate.inclinationDegrees,
-            expectedInclinationDegrees: field?.inclinationDegrees,
-            calibrated: pipeline.calibration != .identity)
+        let error = errorModel.estimate(estimate, calibration: calibrator.quality,
+                                        fieldDisturbed: calibrator.fieldDisturbed, expectedField: field,
+                                        fittedFieldMicrotesla: calibrator.fit?.fieldMicrotesla)
         state.hasCompass = true
         state.magneticHeadingDegrees = estimate.magneticHeadingDegrees
         state.axis = estimate.axis
-        state.headingErrorDegrees = error
-        state.accuracy = Self.cappedAccuracy(accuracy, zone: field?.zone)
-        state.magneticInterference = interference
-    }
-
-    /// The WMM blackout and caution zones (H < 2000 nT / < 6000 nT, WMM2025 technical report §
-    /// "Blackout zones") make a magnetic compass unreliable or poor there; with no location there is
-    /// no declination, so the true heading is no better than `low` (`zone` nil).
-    public static func cappedAccuracy(_ accuracy: CompassAccuracy, zone: MagneticZone?) -> CompassAccuracy {
-        switch zone {
-        case .blackout?: return .unreliable
-        case .caution?, nil: return accuracy == .high || accuracy == .medium ? .low : accuracy
-        case .normal?: return accuracy
-        }
+        state.headingErrorDegrees = error.headingErrorDegrees
+        state.accuracy = error.accuracy
+        lastAccuracyLimits = error.limits
     }
 }

@@ -163,15 +163,69 @@ let newYear2026 = 1_767_225_600.0
         #expect(!m.state.hasCompass, "a magnetometer alone is no compass")
     }
 
-    @Test(arguments: [
-        (CompassAccuracy.high, MagneticZone?.some(.normal), CompassAccuracy.high),
-        (.high, .caution, .low), (.medium, .caution, .low), (.low, .caution, .low),
-        (.unreliable, .caution, .unreliable),
-        (.high, .blackout, .unreliable), (.low, .blackout, .unreliable),
-        (.high, nil, .low), (.medium, nil, .low), (.unreliable, nil, .unreliable),
-    ])
-    func theMagneticZoneAndAMissingLocationCapTheAccuracy(accuracy: CompassAccuracy, zone: MagneticZone?, expected: CompassAccuracy) {
-        #expect(CompassModel.cappedAccuracy(accuracy, zone: zone) == expected)
+    /// The first position north along 139° W whose WMM2025 zone is `zone` (the north dip pole is near 86° N).
+    func position(in zone: MagneticZone) throws -> (GeodeticPosition, MagneticField) {
+        for step in 0...800 {
+            let p = GeodeticPosition(uncheckedLatitude: 78 + Double(step) * 0.01, longitude: -139)
+            let f = MagneticModel.wmm2025.field(at: p, decimalYear: 2026.0)
+            if f.zone == zone { return (p, f) }
+        }
+        throw CancellationError()
+    }
+
+    /// Feeds a clean sensor turning through many directions at `field`, so the calibrator sees the
+    /// field match (a factory-calibrated magnetometer), then a still phone.
+    func feedMatching(_ m: inout CompassModel, _ f: MagneticField?, reference: MagneticField) {
+        for (i, heading) in stride(from: 0.0, to: 360, by: 10).enumerated() {
+            feed(&m, heading: heading, field: reference.totalNanotesla / 1000, dip: reference.inclinationDegrees,
+                 from: Double(i) * 0.5, count: 10, expected: f)
+        }
+    }
+
+    @Test(arguments: [MagneticZone.caution, .blackout])
+    func theMagneticZoneCapsTheAccuracy(zone: MagneticZone) throws {
+        let (_, f) = try position(in: zone)
+        var m = CompassModel()
+        feedMatching(&m, f, reference: f)
+        if zone == .blackout {
+            // The field is so close to vertical that samples are rejected (or capped, if not).
+            #expect(m.state.accuracy == .unreliable)
+            #expect(m.lastAccuracyLimits.isEmpty || m.lastAccuracyLimits.contains(.blackoutZone))
+        } else {
+            #expect(m.lastAccuracyLimits.contains(.cautionZone))
+            #expect(m.state.accuracy != .high && m.state.accuracy != .medium)
+        }
+    }
+
+    @Test func withoutALocationTheAccuracyIsAtMostLow() {
+        var m = CompassModel()
+        feedMatching(&m, nil, reference: field)
+        #expect(m.lastAccuracyLimits.contains(.noLocation))
+        #expect(m.state.accuracy != .high && m.state.accuracy != .medium)
+        #expect(m.state.magneticHeadingDegrees.isFinite, "the needle is shown even so")
+    }
+
+    @Test func aCleanSensorThatReadsTheExpectedFieldNeedsNoCalibration() {
+        var m = CompassModel()
+        feedMatching(&m, field, reference: field)
+        #expect(!m.state.calibrationNeeded)
+        #expect(m.state.accuracy == .medium || m.state.accuracy == .high)
+        #expect(!m.state.magneticInterference)
+    }
+
+    @Test func aSensorReadingTwiceTheFieldNeedsCalibrationAndIsUnreliable() {
+        var m = CompassModel()
+        let (mag, acc) = flatReadings(headingDegrees: 30, fieldMicrotesla: 2 * field.totalNanotesla / 1000,
+                                      inclinationDegrees: field.inclinationDegrees)
+        for i in 0..<60 {
+            m.apply(.acceleration(acc), expectedField: field)
+            m.apply(.magneticField(mag + Vector3(Double(i % 3), 0, 0), timeSeconds: Double(i) * 0.05), expectedField: field)
+        }
+        #expect(m.state.calibrationNeeded)
+        #expect(m.state.accuracy == .unreliable)
+        #expect(abs(m.state.magneticHeadingDegrees - 30) < 5, "the uncorrected needle is still published")
+        m.apply(.resetCalibration, expectedField: field)
+        #expect(m.state.calibrationProgress == 0)
     }
 
     @Test func reconfiguringKeepsTheCalibrationAndChangesTheWindow() {
