@@ -15,6 +15,11 @@ public struct CompassState: Sendable, Equatable {
     public var calibrationNeeded = false
     /// 0 to 1.
     public var calibrationProgress = 0.0
+    public var calibrationState = MagnetometerCalibrator.State.collecting
+    /// RMS residual of the fit in use, microtesla; NaN without a fit.
+    public var calibrationResidualMicrotesla = Double.nan
+    /// |b| of the fit in use, microtesla; NaN without a fit.
+    public var hardIronOffsetMagnitudeMicrotesla = Double.nan
 
     public init() {}
 
@@ -68,8 +73,10 @@ public struct CompassModel: Sendable {
         /// A calibration persisted for this magnetometer: used at once, trusted (accuracy above
         /// `medium`) only once live data confirms it, discarded when live data contradicts it.
         case restoreCalibration(CalibrationFit)
-        /// `ResetCalibration`: forget the fit and start learning again.
+        /// `ResetCalibration`, or another magnetometer: forget the fit and start learning again.
         case resetCalibration
+        /// The fit of ``fitToPersist`` with this generation was written to disk.
+        case calibrationPersisted(generation: Int)
     }
 
     public private(set) var configuration: Configuration
@@ -78,6 +85,7 @@ public struct CompassModel: Sendable {
     /// The online calibrator (read it for the fit to persist and for diagnostics).
     public private(set) var calibrator = MagnetometerCalibrator()
     private var appliedCalibrationGeneration = 0
+    private var persistedGeneration = 0
     private let errorModel = HeadingErrorModel()
     private var latestAcceleration: Vector3?
     private var rejectionStreakStartSeconds: Double?
@@ -121,9 +129,13 @@ public struct CompassModel: Sendable {
         case .restoreCalibration(let fit):
             calibrator.restore(fit)
             applyCalibrationIfChanged()
+            persistedGeneration = calibrator.calibrationGeneration
         case .resetCalibration:
             calibrator.reset()
             applyCalibrationIfChanged()
+            persistedGeneration = calibrator.calibrationGeneration
+        case .calibrationPersisted(let generation):
+            persistedGeneration = max(persistedGeneration, generation)
         case .magneticField(let vector, let time):
             calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: latestAcceleration, time: time)
             applyCalibrationIfChanged()
@@ -154,6 +166,18 @@ public struct CompassModel: Sendable {
         state.calibrationNeeded = calibrator.calibrationNeeded
         state.calibrationProgress = calibrator.progress
         state.magneticInterference = calibrator.magneticInterference
+        state.calibrationState = calibrator.state
+        state.calibrationResidualMicrotesla = calibrator.fit?.residualRMSMicrotesla ?? .nan
+        state.hardIronOffsetMagnitudeMicrotesla = calibrator.fit?.hardIronOffsetMicrotesla.length ?? .nan
+    }
+
+    /// A newly accepted fit not yet on disk, with its generation (report the write with
+    /// ``Input/calibrationPersisted(generation:)``). Only accepted fits are persisted: a restored
+    /// one is already on disk, and one being confirmed is not worth writing again.
+    public var fitToPersist: (fit: CalibrationFit, generation: Int)? {
+        guard calibrator.state == .calibrated, let fit = calibrator.fit,
+              calibrator.calibrationGeneration != persistedGeneration else { return nil }
+        return (fit, calibrator.calibrationGeneration)
     }
 
     private mutating func resetSamples() {

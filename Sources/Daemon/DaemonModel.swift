@@ -117,6 +117,9 @@ public struct DaemonModel: Sendable {
         p.magneticInterference = c.magneticInterference
         p.calibrationNeeded = c.calibrationNeeded
         p.calibrationProgress = c.calibrationProgress
+        p.calibrationState = c.calibrationState
+        p.calibrationResidual = c.calibrationResidualMicrotesla
+        p.hardIronOffsetMagnitude = c.hardIronOffsetMagnitudeMicrotesla
         p.heading = trueHeading(magnetic: c.magneticHeadingDegrees, declination: p.declination) ?? .nan
         p.qiblaRelativeBearing = relativeBearing(qibla: p.qiblaBearing, heading: p.heading) ?? .nan
         return p

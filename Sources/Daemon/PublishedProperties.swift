@@ -26,6 +26,9 @@ public struct PublishedProperties: Sendable, Equatable {
     public var headingError = Double.nan
     public var calibrationNeeded = false
     public var calibrationProgress = 0.0
+    public var calibrationState = MagnetometerCalibrator.State.collecting
+    public var calibrationResidual = Double.nan
+    public var hardIronOffsetMagnitude = Double.nan
     public var magneticInterference = false
 
     public var version = qiblaVersion
@@ -54,6 +57,9 @@ public struct PublishedProperties: Sendable, Equatable {
         case .headingError: .double(headingError)
         case .calibrationNeeded: .bool(calibrationNeeded)
         case .calibrationProgress: .double(calibrationProgress)
+        case .calibrationState: .string(calibrationState.rawValue)
+        case .calibrationResidual: .double(calibrationResidual)
+        case .hardIronOffsetMagnitude: .double(hardIronOffsetMagnitude)
         case .magneticInterference: .bool(magneticInterference)
         case .version: .string(version)
         }

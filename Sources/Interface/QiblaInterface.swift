@@ -44,6 +44,9 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
     case headingError = "HeadingError"
     case calibrationNeeded = "CalibrationNeeded"
     case calibrationProgress = "CalibrationProgress"
+    case calibrationState = "CalibrationState"
+    case calibrationResidual = "CalibrationResidual"
+    case hardIronOffsetMagnitude = "HardIronOffsetMagnitude"
     case magneticInterference = "MagneticInterference"
     case version = "Version"
 
@@ -69,6 +72,9 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .headingError: "d"
         case .calibrationNeeded: "b"
         case .calibrationProgress: "d"
+        case .calibrationState: "s"
+        case .calibrationResidual: "d"
+        case .hardIronOffsetMagnitude: "d"
         case .magneticInterference: "b"
         case .version: "s"
         }
@@ -96,6 +102,9 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .headingError: .heading
         case .calibrationNeeded: .immediate
         case .calibrationProgress: .immediate
+        case .calibrationState: .immediate
+        case .calibrationResidual: .immediate
+        case .hardIronOffsetMagnitude: .immediate
         case .magneticInterference: .immediate
         case .version: .constant
         }
@@ -232,17 +241,26 @@ public let qiblaInterfaceXML = #"""
       <annotation name="org.freedesktop.DBus.Description" value="The turn from the current heading to the Qibla, degrees in (-180, 180]; positive = turn clockwise (right). NaN = unknown."/>
     </property>
     <property name="CompassAccuracy" type="s" access="read">
-      <annotation name="org.freedesktop.DBus.Description" value="unknown, unreliable, low, medium or high."/>
+      <annotation name="org.freedesktop.DBus.Description" value="unknown, unreliable, low, medium or high: high for HeadingError up to 5 degrees, medium up to 15, low up to 30, else unreliable; at most low without a location or in the WMM caution zone (H below 6000 nT), unreliable in the blackout zone (H below 2000 nT), with interference or with an uncalibrated sensor whose field does not match; at most medium with an unconfirmed stored calibration or an unfitted sensor."/>
     </property>
     <property name="HeadingError" type="d" access="read">
       <annotation name="io.github.qiblad.ThrottleGroup" value="heading"/>
-      <annotation name="org.freedesktop.DBus.Description" value="Estimated heading error, degrees (one standard deviation). NaN = unknown."/>
+      <annotation name="org.freedesktop.DBus.Description" value="Estimated heading error, degrees, one standard deviation: the root-sum-square of the smoothing window's noise and lag, the calibration residual against the horizontal field, tilt noise (growing with tan|I|), the WMM2025 declination uncertainty and any disturbance of the field; 180 when the field is not understood (uncalibrated and not matching the Earth's field). NaN = unknown."/>
     </property>
     <property name="CalibrationNeeded" type="b" access="read">
-      <annotation name="org.freedesktop.DBus.Description" value="True when the magnetometer needs calibrating (move the phone in a figure eight)."/>
+      <annotation name="org.freedesktop.DBus.Description" value="True when no accepted calibration exists and the live field does not match the Earth's field expected here (magnitude and dip against WMM2025), or when an accepted calibration stopped matching live data (a new sensor, a magnet in the case): move the phone slowly in a figure eight through all orientations, away from metal. A magnetometer that already reads the right field does not ask."/>
     </property>
     <property name="CalibrationProgress" type="d" access="read">
-      <annotation name="org.freedesktop.DBus.Description" value="Progress of the current calibration, 0 to 1."/>
+      <annotation name="org.freedesktop.DBus.Description" value="Orientation coverage of the calibration being collected, 0 to 1: monotone while collecting, 1 once a fit is accepted or restored."/>
+    </property>
+    <property name="CalibrationState" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Description" value="The magnetometer calibration: collecting (no fit yet; CalibrationProgress is the orientation coverage so far), unvalidated (a stored fit in use, not yet confirmed by live data: accuracy at most medium) or calibrated (an accepted fit)."/>
+    </property>
+    <property name="CalibrationResidual" type="d" access="read">
+      <annotation name="org.freedesktop.DBus.Description" value="RMS residual of the calibration fit in use, microtesla (how far the corrected samples were from a sphere). NaN = no fit."/>
+    </property>
+    <property name="HardIronOffsetMagnitude" type="d" access="read">
+      <annotation name="org.freedesktop.DBus.Description" value="Length of the hard-iron offset b of the calibration in use (corrected = S · (raw − b)), microtesla. NaN = no fit."/>
     </property>
     <property name="MagneticInterference" type="b" access="read">
       <annotation name="org.freedesktop.DBus.Description" value="True when the measured field disagrees with the Earth's field expected here (magnets, steel, electronics nearby)."/>
@@ -277,7 +295,7 @@ public let qiblaInterfaceXML = #"""
       <arg name="declination" type="d" direction="out"/>
     </method>
     <method name="ResetCalibration">
-      <annotation name="org.freedesktop.DBus.Description" value="Forget the magnetometer calibration and start learning it again."/>
+      <annotation name="org.freedesktop.DBus.Description" value="Forget the magnetometer calibration (and its state file) and start learning it again. NotSupported when there is no magnetometer."/>
     </method>
   </interface>
 </node>

@@ -45,6 +45,8 @@ final class Daemon: @unchecked Sendable {
     private let clock = ContinuousClock()
     private let startInstant: ContinuousClock.Instant
     private var droppedValues = 0
+    /// The magnetometer whose calibration the model holds (name, stable sysfs location).
+    private var calibratedDevice: (name: String, path: String)?
 
     /// Set when the loop should stop; the process exits with it.
     private(set) var exitStatus: Int32 = 0
@@ -196,7 +198,7 @@ final class Daemon: @unchecked Sendable {
             reply.succeed(.double(answer.bearingDegrees), .double(answer.geodesicBearingDegrees),
                           .double(answer.distanceMetres), .double(answer.declinationDegrees))
         case .resetCalibration:
-            reply.fail(ServiceError(.notSupported, "online magnetometer calibration is not implemented in this version"))
+            resetCalibration(reply: reply)
         }
     }
 
@@ -212,6 +214,86 @@ final class Daemon: @unchecked Sendable {
                 reply.succeed()
             case .failure(let error):
                 reply.fail(.failed("cannot save the manual location in \(store.directory): \(error)"))
+            }
+        }
+    }
+
+    /// Forgets the calibration of the magnetometer in use (or, unclaimed, of the one discovery finds
+    /// now) and its file; answered once the file is gone.
+    private func resetCalibration(reply: PendingReply) {
+        let device = calibratedDevice ?? discoverMagnetometer().map { (name: $0.name, path: $0.stableLocation) }
+        guard let device else {
+            reply.fail(ServiceError(.notSupported, "there is no magnetometer to calibrate"))
+            return
+        }
+        writer.removeCalibration(deviceName: device.name, devicePath: device.path) { [unowned self] result in
+            switch result {
+            case .success:
+                logger.info("calibration of \(device.name) reset; learning it again")
+                model.apply(.resetCalibration, nowUnixSeconds: WallClock.nowUnixSeconds())
+                publish()
+                reply.succeed()
+            case .failure(let error):
+                reply.fail(.failed("cannot remove the calibration file in \(store.directory): \(error)"))
+            }
+        }
+    }
+
+    private func discoverMagnetometer() -> IIODevice? {
+        let sensors = options.configuration.sensors
+        return discoverSensors(sysfsRoot: sensors.sysfsRoot, preferredMagnetometerName: sensors.preferredMagnetometerName,
+                               preferredAccelerometerName: sensors.preferredAccelerometerName).magnetometer.device
+    }
+
+    /// A magnetometer appeared: when it is not the one the model's calibration belongs to, start
+    /// over and restore its own stored calibration, if any.
+    private func magnetometerAppeared(_ device: IIODevice, now: Double) {
+        let identity = (name: device.name, path: device.stableLocation)
+        if let current = calibratedDevice, current == identity { return }
+        calibratedDevice = identity
+        model.apply(.resetCalibration, nowUnixSeconds: now)
+        switch store.loadCalibration(deviceName: identity.name, devicePath: identity.path) {
+        case .success(let stored?):
+            let b = stored.fit.hardIronOffsetMicrotesla.length
+            logger.info("restored the calibration of \(device) (|b| \(b) µT, residual \(stored.fit.residualRMSMicrotesla) µT); trusted once live data confirms it")
+            model.apply(.restoreCalibration(stored.fit), nowUnixSeconds: now)
+        case .success(nil):
+            logger.info("no stored calibration for \(device); learning it while the compass is used")
+        case .failure(let problem):
+            logger.error("calibration file rejected: \(problem); learning it again")
+        }
+    }
+
+    /// Writes a newly accepted fit, and logs calibration and interference changes (one line each).
+    private func noteCalibrationChanges(from before: CompassState) {
+        let after = model.compass.state
+        if after.calibrationState != before.calibrationState {
+            switch after.calibrationState {
+            case .calibrated where before.calibrationState == .unvalidated:
+                logger.info("the stored calibration matches live data")
+            case .calibrated:
+                logger.info("calibration accepted: |b| \(after.hardIronOffsetMagnitudeMicrotesla) µT, residual \(after.calibrationResidualMicrotesla) µT")
+            case .collecting:
+                logger.warning("the calibration no longer matches live data (another sensor, or a magnet nearby); learning it again")
+            case .unvalidated:
+                break
+            }
+        }
+        if after.magneticInterference != before.magneticInterference {
+            logger.info(after.magneticInterference ? "magnetic interference: the field does not match the Earth's field here"
+                                                    : "magnetic interference over")
+        }
+        if after.calibrationNeeded != before.calibrationNeeded, after.calibrationNeeded {
+            logger.info("the magnetometer needs calibrating: move the phone slowly in a figure eight")
+        }
+        if let (fit, generation) = model.compass.fitToPersist, let device = calibratedDevice {
+            model.apply(.calibrationPersisted(generation: generation), nowUnixSeconds: WallClock.nowUnixSeconds())
+            let stored = StoredCalibration(deviceName: device.name, devicePath: device.path, fit: fit,
+                                           timestampUnixSeconds: WallClock.nowUnixSeconds())
+            writer.saveCalibration(stored) { [logger, store] result in
+                if case .failure(let error) = result {
+                    logger.error("cannot save the calibration in \(store.directory): \(error)")
+                }
             }
         }
     }
@@ -314,6 +396,7 @@ final class Daemon: @unchecked Sendable {
             } else {
                 logger.warning("magnetometer \(magnetometer) found but no accelerometer: a heading needs both (tilt compensation)")
             }
+            if let device = sensors?.magnetometerDevice { magnetometerAppeared(device, now: now) }
             model.apply(.sensorsAvailable(hasAccelerometer: accelerometer != nil), nowUnixSeconds: now)
         case .unavailable(let reason):
             logger.info("no compass: \(reason)")
@@ -324,6 +407,8 @@ final class Daemon: @unchecked Sendable {
             return
         case .samples(let samples):
             let previousRejection = model.compass.lastRejection
+            let before = model.compass.state
+            defer { noteCalibrationChanges(from: before) }
             for sample in samples {
                 switch sample.kind {
                 case .accelerometer:

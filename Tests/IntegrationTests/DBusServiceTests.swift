@@ -33,6 +33,7 @@ import TestSupport
             "Declination": "d", "HasCompass": "b", "Heading": "d", "MagneticHeading": "d", "HeadingAxis": "s",
             "QiblaRelativeBearing": "d", "CompassAccuracy": "s", "HeadingError": "d", "CalibrationNeeded": "b",
             "CalibrationProgress": "d", "MagneticInterference": "b", "Version": "s",
+            "CalibrationState": "s", "CalibrationResidual": "d", "HardIronOffsetMagnitude": "d",
         ]
         for (name, type) in expected {
             #expect(try q.property(name).type == type, "\(name)")
@@ -43,6 +44,8 @@ import TestSupport
         #expect(try q.uint64("LocationTimestamp") == 0)
         #expect(try q.string("CompassAccuracy") == "unknown")
         #expect(try q.string("HeadingAxis") == "none")
+        #expect(try q.string("CalibrationState") == "collecting")
+        #expect(try q.double("CalibrationResidual").isNaN)
         // Properties are read-only.
         let set = try q.bus.busctl(["set-property", QibladHarness.name, QibladHarness.path, QibladHarness.interface, "Latitude", "d", "1"])
         #expect(set.status != 0)

@@ -21,6 +21,8 @@ public final class SensorHub: @unchecked Sendable {
     private var retryDelay: Duration
     private var droppedTotal = 0
     private var announcedUnavailable: String?
+    /// The magnetometer in use (set just before `.available` is reported; nil while none).
+    public private(set) var magnetometerDevice: IIODevice?
     /// Threads of polling drivers stopped most recently (tests check they exit).
     private(set) var stoppedThreads: [SensorThread] = []
 
@@ -101,6 +103,7 @@ public final class SensorHub: @unchecked Sendable {
         retryDelay = configuration.initialRetryDelay
         announcedUnavailable = nil
         presenceToken = loop.schedule(after: .seconds(1), repeating: .seconds(1)) { [weak self] in self?.checkPresence() }
+        magnetometerDevice = magnetometer
         onEvent(.available(magnetometer: magnetometer.name, accelerometer: accelerometerName))
     }
 
@@ -193,6 +196,7 @@ public final class SensorHub: @unchecked Sendable {
     }
 
     private func becomeUnavailable(_ reason: String) {
+        magnetometerDevice = nil
         if announcedUnavailable != reason {
             logger.warning("\(reason); retrying discovery")
             announcedUnavailable = reason

@@ -22,6 +22,17 @@ public final class StateWriter: Sendable {
         submit({ (store: StateStore) throws(Errno) in try store.saveLocation(location, as: name) }, completion: completion)
     }
 
+    /// Writes a magnetometer calibration, then calls `completion` through `deliver`.
+    public func saveCalibration(_ calibration: StoredCalibration, completion: @escaping Completion) {
+        submit({ (store: StateStore) throws(Errno) in try store.saveCalibration(calibration) }, completion: completion)
+    }
+
+    /// Removes a magnetometer's calibration file, then calls `completion` through `deliver`.
+    public func removeCalibration(deviceName: String, devicePath: String, completion: @escaping Completion) {
+        submit({ (store: StateStore) throws(Errno) in try store.removeCalibration(deviceName: deviceName, devicePath: devicePath) },
+               completion: completion)
+    }
+
     private func submit(_ job: @escaping @Sendable (StateStore) throws(Errno) -> Void, completion: @escaping Completion) {
         let result: Result<Void, Errno>
         do { try job(store); result = .success(()) } catch { result = .failure(error) }

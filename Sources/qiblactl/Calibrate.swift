@@ -1,0 +1,174 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import ArgumentParser
+import QiblaCore
+import QiblaDBus
+import QiblaEventLoop
+import QiblaInterface
+
+/// `qiblactl calibrate`: claims the compass, tells the user what to do, shows the progress from
+/// `CalibrationProgress` and ends with the result of the fit qiblad accepted.
+struct Calibrate: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Calibrate the magnetometer: move the phone in a slow figure eight until qiblad accepts a fit.",
+        discussion: """
+        qiblad calibrates itself in the background whenever the compass is used; this command
+        guides the moves and waits for the result. Turn the phone slowly through every
+        orientation (a figure eight in the air, rolling it over as you go), away from metal,
+        magnets and electronics. On a terminal a progress bar follows CalibrationProgress;
+        otherwise a line is printed at every 10 %.
+
+        Exit status: 0 calibrated (the result is printed); 1 no daemon or no compass; 3 not
+        enough motion within --timeout; 4 magnetic interference at the end of --timeout;
+        130 interrupted. With --json, one object: result (calibrated, no-compass, timeout,
+        interference, interrupted), residual_ut, hard_iron_offset_ut, compass_accuracy,
+        heading_error_deg, progress, seconds, reason.
+        """)
+
+    @OptionGroup var bus: BusOptions
+    @Option(name: .long, help: "Give up after this many seconds (1–3600).") var timeout: Double = 120
+    @Flag(name: .long, help: "Forget the current calibration first and learn it again.") var reset = false
+    @Flag(name: .long, help: "Print one JSON object with the result.") var json = false
+
+    func validate() throws {
+        guard timeout.isFinite, (1...3600).contains(timeout) else {
+            throw ValidationError("--timeout takes seconds from 1 to 3600")
+        }
+    }
+
+    enum Outcome: String {
+        case calibrated, noCompass = "no-compass", timeout, interference, interrupted
+        var exitStatus: Int32 {
+            switch self {
+            case .calibrated: 0
+            case .noCompass: 1
+            case .timeout: 3
+            case .interference: 4
+            case .interrupted: 130
+            }
+        }
+    }
+
+    func run() throws {
+        let signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
+        let loop = try EventLoop()
+        let connection = try bus.connect()
+        try connection.addMatch("type='signal',sender='\(QiblaBus.name)',path='\(QiblaBus.objectPath)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
+        if reset { _ = try QibladClient.call(connection, QiblaMethod.resetCalibration.rawValue) }
+        _ = try QibladClient.call(connection, QiblaMethod.claimCompass.rawValue)
+        var current = try QibladClient.properties(connection)
+        let started = ContinuousClock.now
+        let progress = ProgressDisplay(isTerminal: isatty(1) == 1, quiet: json)
+        if !json {
+            printLine("Move the phone slowly in a figure eight through every orientation — roll it over as you go — away from metal, magnets and electronics.")
+        }
+
+        var outcome: Outcome?
+        var reason = ""
+        func finish(_ result: Outcome, _ why: String = "") {
+            guard outcome == nil else { return }
+            outcome = result
+            reason = why
+            loop.stop()
+        }
+        func check() {
+            let state = current[QiblaProperty.calibrationState.rawValue]?.string
+            progress.show(current[QiblaProperty.calibrationProgress.rawValue]?.double ?? 0)
+            if state == MagnetometerCalibrator.State.calibrated.rawValue {
+                // Let one more sample through so the accuracy reflects the new fit.
+                _ = loop.schedule(after: .milliseconds(600)) { finish(.calibrated) }
+            }
+        }
+
+        connection.attach(to: loop)
+        connection.onSignal { message in
+            guard message.member == "PropertiesChanged", let args = try? message.arguments(), args.count >= 2,
+                  case .dictionary(_, _, let entries) = args[1] else { return }
+            for (key, value) in entries {
+                if case .string(let k) = key, case .variant(let v) = value { current[k] = v }
+            }
+            check()
+        }
+        connection.onDisconnected = { finish(.noCompass, "the bus went away") }
+        signals.attach(to: loop) { _ in finish(.interrupted, "interrupted") }
+        // The sensors start with the claim: give them a few seconds to appear.
+        _ = loop.schedule(after: .seconds(5)) {
+            if current[QiblaProperty.hasCompass.rawValue]?.bool != true {
+                finish(.noCompass, "qiblad found no usable magnetometer and accelerometer (see its log: journalctl --user -u qiblad)")
+            }
+        }
+        _ = loop.schedule(after: .seconds(timeout)) {
+            if current[QiblaProperty.magneticInterference.rawValue]?.bool == true {
+                finish(.interference, "the field does not match the Earth's field here: move away from metal, magnets and electronics and try again")
+            } else {
+                let covered = Int(((current[QiblaProperty.calibrationProgress.rawValue]?.double ?? 0) * 100).rounded())
+                finish(.timeout, "not enough motion within \(Int(timeout)) s (\(covered) % of orientations covered): turn the phone through more orientations")
+            }
+        }
+        check()
+        try loop.run()
+        progress.end()
+
+        current = (try? QibladClient.properties(connection)) ?? current
+        _ = try? QibladClient.call(connection, QiblaMethod.releaseCompass.rawValue)
+        let result = outcome ?? .interrupted
+        let elapsed = started.duration(to: .now)
+        let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) * 1e-18
+        let residual = current[QiblaProperty.calibrationResidual.rawValue]?.double ?? .nan
+        let offset = current[QiblaProperty.hardIronOffsetMagnitude.rawValue]?.double ?? .nan
+        let accuracy = current[QiblaProperty.compassAccuracy.rawValue]?.string ?? "unknown"
+        let headingError = current[QiblaProperty.headingError.rawValue]?.double ?? .nan
+        if json {
+            var o = JSONObject()
+            o.set("result", result.rawValue)
+            o.set("residual_ut", residual)
+            o.set("hard_iron_offset_ut", offset)
+            o.set("compass_accuracy", accuracy)
+            o.set("heading_error_deg", headingError)
+            o.set("progress", current[QiblaProperty.calibrationProgress.rawValue]?.double)
+            o.set("seconds", seconds)
+            o.set("reason", reason.isEmpty ? nil : reason)
+            printLine(o.text)
+        } else if result == .calibrated {
+            printLine("Calibrated in \(Int(seconds.rounded())) s: residual \(fixed(residual, 2)) µT, hard-iron offset \(fixed(offset, 1)) µT, compass accuracy \(accuracy) (±\(fixed(headingError, 1))°).")
+        } else {
+            printError("qiblactl: calibration failed: \(reason)")
+        }
+        if result != .calibrated { throw ExitCode(result.exitStatus) }
+    }
+}
+
+/// A progress bar redrawn in place on a terminal, or a line per 10 % elsewhere.
+final class ProgressDisplay {
+    private let isTerminal: Bool
+    private let quiet: Bool
+    private var lastDecile = -1
+    private var drawn = false
+
+    init(isTerminal: Bool, quiet: Bool) {
+        self.isTerminal = isTerminal
+        self.quiet = quiet
+    }
+
+    func show(_ fraction: Double) {
+        guard !quiet else { return }
+        let f = fraction.isFinite ? min(1, max(0, fraction)) : 0
+        let percent = Int((f * 100).rounded(.down))
+        if isTerminal {
+            let width = 30
+            let filled = Int((f * Double(width)).rounded(.down))
+            writeAll(1, "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(percent) % ")
+            drawn = true
+        } else {
+            let decile = percent / 10
+            guard decile > lastDecile else { return }
+            lastDecile = decile
+            printLine("calibration \(decile * 10) %")
+        }
+    }
+
+    func end() {
+        if drawn { writeAll(1, "\n") }
+    }
+}
