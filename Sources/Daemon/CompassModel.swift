@@ -49,6 +49,10 @@ public struct CompassModel: Sendable {
         /// How long rejected samples (free fall, field parallel to gravity) may last before the
         /// heading is withdrawn, seconds.
         public var rejectionGraceSeconds: Double = 1.0
+        /// The online calibrator's settings; the interference tolerances are configuration keys
+        /// (`interference-field-tolerance`, `interference-dip-tolerance`, `interference-enter`,
+        /// `interference-recover`).
+        public var calibrator = MagnetometerCalibrator.Configuration()
 
         public init() {}
 
@@ -83,7 +87,7 @@ public struct CompassModel: Sendable {
     public private(set) var state = CompassState()
     private var pipeline: HeadingPipeline
     /// The online calibrator (read it for the fit to persist and for diagnostics).
-    public private(set) var calibrator = MagnetometerCalibrator()
+    public private(set) var calibrator: MagnetometerCalibrator
     private var appliedCalibrationGeneration = 0
     private var persistedGeneration = 0
     private let errorModel = HeadingErrorModel()
@@ -98,15 +102,29 @@ public struct CompassModel: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         pipeline = HeadingPipeline(configuration: configuration.pipeline)
+        calibrator = MagnetometerCalibrator(configuration: configuration.calibrator)
     }
 
-    /// New settings; the magnetometer calibration is kept, the smoothing window restarts.
+    /// New settings; the smoothing window restarts. The magnetometer calibration is kept; when the
+    /// calibrator's own settings changed it starts afresh from the current fit, which live data
+    /// must confirm again.
     public mutating func reconfigure(_ configuration: Configuration) {
         guard configuration != self.configuration else { return }
         let calibration = pipeline.calibration
+        let calibratorChanged = configuration.calibrator != self.configuration.calibrator
         self.configuration = configuration
         pipeline = HeadingPipeline(configuration: configuration.pipeline)
         pipeline.setCalibration(calibration)
+        if calibratorChanged {
+            let fit = calibrator.fit
+            let expected = calibrator.expectedField
+            calibrator = MagnetometerCalibrator(configuration: configuration.calibrator)
+            calibrator.setExpectedField(expected)
+            if let fit { calibrator.restore(fit) }
+            appliedCalibrationGeneration = -1
+            applyCalibrationIfChanged()
+            persistedGeneration = calibrator.calibrationGeneration
+        }
     }
 
     /// Applies one input. `expectedField` is the WMM field at the current place (nil when no

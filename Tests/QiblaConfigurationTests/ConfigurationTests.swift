@@ -79,6 +79,21 @@ import QiblaState
         }
     }
 
+    @Test func theInterferenceTolerancesAreConfigurable() throws {
+        let (config, warnings) = try DaemonConfiguration.parse("""
+            interference-field-tolerance = 0.25
+            interference-dip-tolerance = 12
+            interference-enter = 0.2
+            interference-recover = 3
+            """)
+        #expect(warnings.isEmpty)
+        let interference = config.model.compass.calibrator.interference
+        #expect(interference.fieldToleranceFraction == 0.25 && interference.inclinationToleranceDegrees == 12)
+        #expect(interference.enterSeconds == 0.2 && interference.recoverSeconds == 3)
+        #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("interference-dip-tolerance = 0") }
+        #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("interference-field-tolerance = nan") }
+    }
+
     @Test func aLineWithoutEqualsIsAnError() {
         #expect(throws: ConfigurationError.self) { try DaemonConfiguration.parse("bearing-model geodesic") }
     }

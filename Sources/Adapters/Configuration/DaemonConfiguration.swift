@@ -11,7 +11,10 @@ import QiblaState
 /// only composes and parses them. A reload compares the sections to decide what to restart.
 /// Every key has a default, so an empty or missing file is a valid configuration.
 public struct DaemonConfiguration: Sendable, Equatable {
-    /// `bearing-model`, `kaaba`, `smoothing-window`.
+    /// `bearing-model`, `kaaba`, `smoothing-window`, and the interference tolerances:
+    /// `interference-field-tolerance` (fraction of the expected field strength, 0.02–1, default
+    /// 0.15), `interference-dip-tolerance` (degrees, 1–45, default 8), `interference-enter` and
+    /// `interference-recover` (seconds of evidence before the flag rises or clears, defaults 0.5 and 1).
     public var model = DaemonModel.Configuration()
     /// `max-signal-rate`.
     public var publishing = PropertyPublisher.Configuration()
@@ -32,6 +35,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         "bearing-model", "kaaba", "max-signal-rate", "smoothing-window", "gpsd", "fix-timeout",
         "sensor-mode", "sample-rate", "magnetometer", "accelerometer",
         "magnetometer-mount-matrix", "accelerometer-mount-matrix",
+        "interference-field-tolerance", "interference-dip-tolerance", "interference-enter", "interference-recover",
     ]
 
     /// Parses a configuration file's text. Returns the configuration and warnings (unknown keys);
@@ -75,6 +79,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 config.model.qibla.kaaba = position
             case "max-signal-rate": config.publishing.maxSignalRateHertz = try number(1...100)
             case "smoothing-window": config.model.compass.smoothingWindowSeconds = try number(0...5)
+            case "interference-field-tolerance":
+                config.model.compass.calibrator.interference.fieldToleranceFraction = try number(0.02...1)
+            case "interference-dip-tolerance":
+                config.model.compass.calibrator.interference.inclinationToleranceDegrees = try number(1...45)
+            case "interference-enter": config.model.compass.calibrator.interference.enterSeconds = try number(0.05...10)
+            case "interference-recover": config.model.compass.calibrator.interference.recoverSeconds = try number(0.05...30)
             case "fix-timeout": fixTimeoutSeconds = try number(1...3600)
             case "sample-rate": config.sensors.sampleRateHertz = try number(1...200)
             case "gpsd":
