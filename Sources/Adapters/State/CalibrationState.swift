@@ -43,14 +43,30 @@ extension StateStore {
         case .success(nil): return .success(nil)
         case .failure(let problem): return .failure(problem)
         }
+        switch Self.calibration(from: document, deviceName: deviceName, devicePath: devicePath) {
+        case .success(let stored): return .success(stored)
+        case .failure(let reason): return .failure(setAside(name, reason: reason.description))
+        }
+    }
+
+    /// Largest believable hard-iron offset component, microtesla (50 gauss: three times the full
+    /// scale of common phone magnetometers, ±16 gauss).
+    public static let maximumHardIronMicrotesla = 5000.0
+
+    /// Decodes a calibration state document for a device (no I/O): a valid fit — offset components
+    /// within ±``maximumHardIronMicrotesla``, soft-iron entries within ±10 and invertible, field
+    /// 1–1000 µT, residual no larger than the field, eigenvalue spread 1–100 — or why not.
+    public static func calibration(from document: KeyValueDocument, deviceName: String,
+                                   devicePath: String) -> Result<StoredCalibration, StateDocumentError> {
         func number(_ key: String) -> Double? { document[key].flatMap(parseFiniteDouble) }
         func vector(_ key: String) -> [Double]? {
             guard let text = document[key] else { return nil }
-            let values = text.split(separator: ",").compactMap { parseFiniteDouble($0) }
-            return values.count == text.split(separator: ",").count ? values : nil
+            let cells = text.split(separator: ",", omittingEmptySubsequences: false)
+            let values = cells.compactMap { parseFiniteDouble($0) }
+            return values.count == cells.count ? values : nil
         }
         guard document["device-name"] == deviceName, document["device-path"] == devicePath else {
-            return .failure(setAside(name, reason: "written for another device"))
+            return .failure(StateDocumentError("written for another device"))
         }
         guard let kind = document["kind"].flatMap(CalibrationFitKind.init(rawValue:)),
               let offset = vector("hard-iron-offset-ut"), offset.count == 3,
@@ -58,18 +74,20 @@ extension StateStore {
               let field = number("field-ut"), field > 0,
               let residual = number("residual-ut"), residual >= 0,
               let spread = number("eigenvalue-spread"), spread >= 1,
-              let samples = document["samples"].flatMap({ Int($0) }), samples > 0 else {
-            return .failure(setAside(name, reason: "a calibration value is missing or out of range"))
+              let samples = document["samples"].flatMap({ Int($0) }), samples > 0,
+              offset.allSatisfy({ abs($0) <= maximumHardIronMicrotesla }), s.allSatisfy({ abs($0) <= 10 }),
+              (1...1000).contains(field), residual <= field, spread <= 100 else {
+            return .failure(StateDocumentError("a calibration value is missing or out of range"))
         }
         let fit = CalibrationFit(kind: kind, hardIronOffsetMicrotesla: Vector3(offset[0], offset[1], offset[2]),
                                  softIronMatrix: Matrix3(s[0], s[1], s[2], s[3], s[4], s[5], s[6], s[7], s[8]),
                                  fieldMicrotesla: field, residualRMSMicrotesla: residual,
                                  eigenvalueSpread: spread, sampleCount: samples)
         guard fit.calibration.isValid else {
-            return .failure(setAside(name, reason: "the soft-iron matrix is not a valid correction"))
+            return .failure(StateDocumentError("the soft-iron matrix is not a valid correction"))
         }
         return .success(StoredCalibration(deviceName: deviceName, devicePath: devicePath, fit: fit,
-                                          timestampUnixSeconds: number("timestamp") ?? 0))
+                                          timestampUnixSeconds: max(0, number("timestamp") ?? 0)))
     }
 
     /// Writes a device's calibration atomically.

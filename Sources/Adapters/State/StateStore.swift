@@ -2,6 +2,12 @@ import Logging
 import QiblaCore
 import SystemPackage
 
+/// Why a state document does not decode.
+public struct StateDocumentError: Error, Sendable, Equatable, CustomStringConvertible {
+    public var description: String
+    public init(_ description: String) { self.description = description }
+}
+
 /// What went wrong reading a state file; the file has been set aside when `setAsidePath` is set.
 public struct StateFileProblem: Error, Sendable, CustomStringConvertible {
     public var file: String
@@ -51,21 +57,30 @@ public final class StateStore: Sendable {
         case .failure(let problem): return .failure(problem)
         }
         guard let document else { return .success(nil) }
+        switch Self.location(from: document) {
+        case .success(let location): return .success(location)
+        case .failure(let reason): return .failure(setAside(name, reason: reason.description))
+        }
+    }
+
+    /// Decodes a location state document (no I/O): a valid position with a non-negative accuracy
+    /// and timestamp, or why not.
+    public static func location(from document: KeyValueDocument) -> Result<Location, StateDocumentError> {
         guard let lat = document["latitude"].flatMap(parseFiniteDouble),
               let lon = document["longitude"].flatMap(parseFiniteDouble) else {
-            return .failure(setAside(name, reason: "latitude/longitude missing or not a number"))
+            return .failure(StateDocumentError("latitude/longitude missing or not a number"))
         }
         let height = document["height-m"].flatMap(parseFiniteDouble) ?? 0
         let position: GeodeticPosition
         do {
             position = try GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon, heightMetres: height)
         } catch {
-            return .failure(setAside(name, reason: "\(error)"))
+            return .failure(StateDocumentError("\(error)"))
         }
         let accuracy = document["accuracy-m"].flatMap(parseFiniteDouble).flatMap { $0 >= 0 ? $0 : nil }
         let timestamp = document["timestamp"].flatMap(parseFiniteDouble) ?? 0
         return .success(Location(position: position, horizontalAccuracyMetres: accuracy,
-                                       timestampUnixSeconds: max(0, timestamp)))
+                                 timestampUnixSeconds: max(0, timestamp)))
     }
 
     public func saveLocation(_ location: Location?, as name: String) throws(Errno) {
