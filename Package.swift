@@ -36,7 +36,7 @@ let package = Package(
     ],
     targets: [
         // MARK: Pure math
-        .target(name: "QiblaCore", path: "Sources/QiblaCore", swiftSettings: strict),
+        .target(name: "QiblaCore", dependencies: ["CMath"], path: "Sources/QiblaCore", swiftSettings: strict),
 
         // MARK: C libraries (one shim each)
         .systemLibrary(
@@ -47,22 +47,30 @@ let package = Package(
             providers: [.apt(["libgps-dev"])]),
 
         .systemLibrary(name: "CLinux", path: "Sources/CLibraries/CLinux"),
+        .systemLibrary(name: "CMath", path: "Sources/CLibraries/CMath"),
+
+        // MARK: Platform (the only code that calls the C library directly)
+        .target(
+            name: "QiblaPlatform",
+            dependencies: ["CLinux", .product(name: "SystemPackage", package: "swift-system")],
+            path: "Sources/Platform",
+            swiftSettings: strict),
 
         // MARK: Adapters (thin I/O around QiblaCore)
         .target(
             name: "QiblaEventLoop",
-            dependencies: ["CLinux", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["QiblaPlatform", .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/Adapters/EventLoop",
             swiftSettings: strict),
         .target(
             name: "QiblaDBus",
-            dependencies: ["CDBus", "QiblaEventLoop"],
+            dependencies: ["CDBus", "QiblaEventLoop", "QiblaPlatform"],
             path: "Sources/Adapters/DBus",
             swiftSettings: strict),
         .target(
             name: "QiblaGPSD",
             dependencies: [
-                "CGPS", "QiblaCore", "QiblaEventLoop",
+                "CGPS", "QiblaCore", "QiblaEventLoop", "QiblaPlatform",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Adapters/GPSD",
@@ -70,16 +78,21 @@ let package = Package(
         .target(
             name: "QiblaIIO",
             dependencies: [
-                "QiblaCore", "QiblaEventLoop",
+                "QiblaCore", "QiblaEventLoop", "QiblaIIOFormat", "QiblaPlatform",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Adapters/IIO",
             swiftSettings: strict),
         .target(
+            name: "QiblaIIOFormat",
+            dependencies: [],
+            path: "Sources/Adapters/IIOFormat",
+            swiftSettings: strict),
+        .target(
             name: "QiblaState",
             dependencies: [
-                "QiblaCore",
+                "QiblaCore", "QiblaPlatform",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -90,7 +103,7 @@ let package = Package(
         .target(
             name: "QiblaSimulator",
             dependencies: [
-                "QiblaCore",
+                "QiblaCore", "QiblaIIOFormat", "QiblaPlatform",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/Simulator",
@@ -111,7 +124,7 @@ let package = Package(
         .executableTarget(
             name: "qiblactl",
             dependencies: [
-                "QiblaCore", "QiblaDBus", "QiblaEventLoop",
+                "QiblaCore", "QiblaDBus", "QiblaEventLoop", "QiblaPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qiblactl",
@@ -119,7 +132,7 @@ let package = Package(
         .executableTarget(
             name: "qibla-sim",
             dependencies: [
-                "QiblaCore", "QiblaSimulator",
+                "QiblaCore", "QiblaSimulator", "QiblaPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qibla-sim",
@@ -127,7 +140,7 @@ let package = Package(
         .executableTarget(
             name: "qibla-bench",
             dependencies: [
-                "QiblaCore",
+                "QiblaCore", "QiblaPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qibla-bench",
@@ -143,7 +156,7 @@ let package = Package(
             name: "QiblaCoreTests", dependencies: ["QiblaCore", "TestSupport"],
             exclude: ["Vectors"], swiftSettings: strict),
         .testTarget(
-            name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaSimulator", "QiblaCore", "TestSupport"],
+            name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaIIOFormat", "QiblaSimulator", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "QiblaStateTests", dependencies: ["QiblaState", "QiblaCore", "TestSupport"],
@@ -153,6 +166,9 @@ let package = Package(
             exclude: ["Logs"], swiftSettings: strict),
         .testTarget(
             name: "QiblaDBusTests", dependencies: ["QiblaDBus", "QiblaEventLoop", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "QiblaPlatformTests", dependencies: ["QiblaPlatform", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

@@ -1,10 +1,8 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import QiblaCore
 import QiblaDBus
 import QiblaEventLoop
+import QiblaPlatform
 
 @main
 struct Qiblactl: ParsableCommand {
@@ -24,22 +22,12 @@ func fail(_ message: String, status: Int32 = 2) -> ExitCode {
 }
 
 func printError(_ message: String) {
-    writeAll(2, message + "\n")
+    Console.printError(message)
 }
 
 /// Prints a line to stdout at once (no stdio buffering, so `monitor` output reaches a pipe live).
 func printLine(_ message: String) {
-    writeAll(1, message + "\n")
-}
-
-func writeAll(_ fd: Int32, _ text: String) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
-        bytes = bytes.dropFirst(n)
-    }
+    Console.printLine(message)
 }
 
 // MARK: qibla (no daemon needed)
@@ -135,7 +123,7 @@ enum QibladClient {
                 throw fail("""
                     qiblad is not running on this bus. Start it with:
                       systemctl --user start qiblad     (installed service)
-                      qiblad --demo                     (try it without sensors or GPS)
+                      qibla-sim demo                    (try it without sensors or GPS)
                     """, status: 1)
             }
             if error.name.hasSuffix(".InvalidArgument") || error.name.hasSuffix(".InvalidArgs") {
@@ -243,7 +231,7 @@ struct Monitor: ParsableCommand {
     @OptionGroup var bus: BusOptions
 
     func run() throws {
-        let signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
+        let signals = try SignalWatcher([.interrupt, .terminate])
         let loop = try EventLoop()
         let connection = try bus.connect()
         var current = try QibladClient.properties(connection)
@@ -323,17 +311,13 @@ func parseCoordinates(_ words: [String]) throws -> (Double, Double) {
     guard words.count == 2 else {
         throw fail("expected LATITUDE LONGITUDE in degrees, got \(words.count) value(s): \(words.joined(separator: " "))")
     }
-    guard let lat = Double(words[0]), let lon = Double(words[1]) else {
+    guard let lat = parseFiniteDouble(words[0]), let lon = parseFiniteDouble(words[1]) else {
         throw fail("latitude and longitude must be numbers in degrees (got '\(words[0])', '\(words[1])')")
     }
     return (lat, lon)
 }
 
-func nowUnixSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
-}
+func nowUnixSeconds() -> Double { WallClock.nowUnixSeconds() }
 
 /// A bearing as fixed-point text: 359.97 with one decimal is "0.0", not "360.0".
 func fixedBearing(_ degrees: Double, _ decimals: Int) -> String {

@@ -3,6 +3,7 @@
 import Logging
 import QiblaCore
 import QiblaEventLoop
+import QiblaPlatform
 
 /// The IIO sensor layer as the daemon sees it.
 ///
@@ -22,7 +23,7 @@ public final class SensorHub: @unchecked Sendable {
     private var droppedTotal = 0
     private var announcedUnavailable: String?
     /// Threads of polling drivers stopped most recently (tests check they exit).
-    private(set) var stoppedThreads: [SensorThread] = []
+    private(set) var stoppedThreads: [PlatformThread] = []
 
     public init(configuration: SensorConfiguration, loop: EventLoop, logger: Logger,
                 onEvent: @escaping (SensorEvent) -> Void) {
