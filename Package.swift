@@ -168,7 +168,8 @@ let package = Package(
             name: "QiblaDBusTests", dependencies: ["QiblaDBus", "QiblaEventLoop", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
-            name: "QiblaPlatformTests", dependencies: ["QiblaPlatform", "QiblaCore", "TestSupport"],
+            name: "QiblaPlatformTests",
+            dependencies: ["QiblaPlatform", "TestSupport", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

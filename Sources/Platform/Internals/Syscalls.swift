@@ -327,7 +327,7 @@ enum Syscalls {
         var actions = posix_spawn_file_actions_t()
         posix_spawn_file_actions_init(&actions)
         defer { posix_spawn_file_actions_destroy(&actions) }
-        let flags = O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC
+        let flags = O_WRONLY | O_CREAT | O_TRUNC  // no O_CLOEXEC: the file is opened as fd 1 or 2 of the child itself
         if let standardOutput { posix_spawn_file_actions_addopen(&actions, 1, standardOutput, flags, 0o600) }
         if let standardError { posix_spawn_file_actions_addopen(&actions, 2, standardError, flags, 0o600) }
 
