@@ -3,6 +3,7 @@
 //
 // Shape (arrows point inwards only):
 //   QiblaCore            pure math, no I/O (Sources/QiblaCore)
+//   QiblaPlatform        the only code that calls the C library: clocks, threads, fds, files, processes (Sources/Platform)
 //   adapters             one module per outside world (Sources/Adapters/*, Sources/CLibraries/*)
 //   QiblaSimulator       fake IIO devices driven by QiblaCore (Sources/Simulator)
 //   qiblad / qiblactl    executables: wiring only

@@ -99,7 +99,7 @@ struct Run: ParsableCommand {
         if let field = fieldUt {
             scene = Scene(earthFieldNEDMicrotesla: field.vector, trajectory: trajectory, position: position)
         } else {
-            let year = decimalYear ?? DecimalYear.from(unixSeconds: Self.realtimeSeconds())
+            let year = decimalYear ?? DecimalYear.from(unixSeconds: WallClock.nowUnixSeconds())
             scene = Scene(position: position, decimalYear: year, trajectory: trajectory)
         }
         scene.magnetometerNoiseMicrotesla = noiseUt
@@ -107,7 +107,7 @@ struct Run: ParsableCommand {
         scene.hardIronOffsetMicrotesla = hardIron?.vector ?? .zero
         scene.interferences = interferences
 
-        let origin = Int64((Self.realtimeSeconds() * 1e9).rounded())
+        let origin = WallClock.nowUnixNanoseconds()
         let simulator = try Simulator(phone: tree.phone, scene: scene, sysfsRoot: tree.root, devRoot: tree.resolvedDevRoot,
                                       buffered: tree.buffered, seed: seed, timestampOriginNanoseconds: origin)
         describe(simulator)
@@ -117,8 +117,6 @@ struct Run: ParsableCommand {
         if let h = scene.expectedBackCameraHeading(at: 0) { Console.printLine("expected back-camera magnetic heading at t=0: \(h)°") }
         try simulator.run(rateHertz: rate, durationSeconds: duration)
     }
-
-    static func realtimeSeconds() -> Double { WallClock.nowUnixSeconds() }
 }
 
 func describe(_ simulator: Simulator) {

@@ -56,7 +56,7 @@ struct QiblaCommand: ParsableCommand {
             throw fail("\(error)")
         }
         let solution = Qibla().solve(from: position)
-        let year = DecimalYear.from(unixSeconds: nowUnixSeconds())
+        let year = DecimalYear.from(unixSeconds: WallClock.nowUnixSeconds())
         let field = MagneticModel.wmm2025.field(at: position, decimalYear: year)
         let greatCircle = solution.greatCircleBearing.value
         let geodesic = solution.geodesicBearing.value
@@ -194,7 +194,7 @@ struct StatusLine {
         let accuracy = d("LocationAccuracy")
         if accuracy.isFinite { source += " ±\(Int(accuracy.rounded())) m" }
         if case .uint64(let t)? = p["LocationTimestamp"], t > 0 {
-            let age = max(0, nowUnixSeconds() - Double(t) / 1e6)
+            let age = max(0, WallClock.nowUnixSeconds() - Double(t) / 1e6)
             source += " (\(ageText(age)) ago)"
         }
         parts.append(source)
@@ -316,8 +316,6 @@ func parseCoordinates(_ words: [String]) throws -> (Double, Double) {
     }
     return (lat, lon)
 }
-
-func nowUnixSeconds() -> Double { WallClock.nowUnixSeconds() }
 
 /// A bearing as fixed-point text: 359.97 with one decimal is "0.0", not "360.0".
 func fixedBearing(_ degrees: Double, _ decimals: Int) -> String {

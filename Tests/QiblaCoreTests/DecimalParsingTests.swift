@@ -3,12 +3,13 @@
 // checked exactly, in big-integer arithmetic, against the two midpoints around it: a decimal value v
 // rounds to the double d = m·2^k iff (m − ½)·2^k ≤ v ≤ (m + ½)·2^k (with the lower gap halved at a
 // power of two), and on a midpoint m must be even (IEEE 754 round to nearest, ties to even).
-import QiblaCore
+// Samples come from CalibrationTests' SeededGenerator (SplitMix64), so every run checks the same strings.
+@testable import QiblaCore
 import Testing
 
 @Suite struct DecimalParsingTests {
     @Test func oneHundredThousandSeededDecimalsAreCorrectlyRounded() {
-        var random = SplitMix64(seed: 0x0051_B1A0)
+        var random = SeededGenerator(seed: 0x0051_B1A0)
         var checked = 0, halfway = 0
         var failures: [String] = []
         for index in 0..<100_000 {
@@ -54,7 +55,7 @@ struct DecimalSample {
     var exponent: Int
 
     /// Random digits with a dot somewhere (or none) and an exponent in one of the accepted spellings.
-    static func random(_ random: inout SplitMix64, digits count: ClosedRange<Int>, exponent range: ClosedRange<Int>) -> DecimalSample {
+    static func random(_ random: inout SeededGenerator, digits count: ClosedRange<Int>, exponent range: ClosedRange<Int>) -> DecimalSample {
         let n = Int(random.next() % UInt64(count.count)) + count.lowerBound
         var digits = (0..<n).map { _ in Character(String(random.next() % 10)) }
         if digits.count > 1, random.next() % 4 != 0, digits[0] == "0" { digits[0] = "7" }
@@ -73,7 +74,7 @@ struct DecimalSample {
 
     /// The exact midpoint between a random double in [1e-5, 1e15) and its successor, written out in
     /// full, then nudged by `nudge` units in its last digit (0: exactly halfway).
-    static func halfway(_ random: inout SplitMix64, nudge: Int) -> DecimalSample {
+    static func halfway(_ random: inout SeededGenerator, nudge: Int) -> DecimalSample {
         let value = 1e-5 * pow(10, 20 * Double(random.next() >> 11) * 0x1p-53)
         let (m, k) = value.integerSignificandAndExponent
         // (2m + 1)·2^(k−1) = (2m + 1)·5^(1−k) · 10^(k−1) for k < 1; (2m + 1)·2^(k−1) · 10^0 otherwise.
@@ -235,18 +236,5 @@ struct BigUInt: Comparable {
         if a.limbs.count != b.limbs.count { return a.limbs.count < b.limbs.count }
         for i in a.limbs.indices.reversed() where a.limbs[i] != b.limbs[i] { return a.limbs[i] < b.limbs[i] }
         return false
-    }
-}
-
-/// Steele, Lea & Flood's SplitMix64 (2014): a seeded, portable generator for reproducible samples.
-struct SplitMix64 {
-    private var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
     }
 }

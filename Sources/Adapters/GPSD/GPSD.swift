@@ -340,7 +340,7 @@ public final class GPSDPositionSource {
             position: position,
             horizontalAccuracyMetres: Self.horizontalAccuracy(epx: report.epxMetres, epy: report.epyMetres,
                                                               eph: report.ephMetres),
-            timeUnixSeconds: report.timeUnixSeconds ?? Self.wallClockSeconds(),
+            timeUnixSeconds: report.timeUnixSeconds ?? WallClock.nowUnixSeconds(),
             mode: mode, hasAltitude: hasAltitude)
         statistics.fixes += 1
         hasCurrentFix = true
@@ -358,8 +358,6 @@ public final class GPSDPositionSource {
         if eph.isFinite, eph >= 0 { return eph }
         return nil
     }
-
-    private static func wallClockSeconds() -> Double { WallClock.nowUnixSeconds() }
 
     // MARK: Fix timeout
 
