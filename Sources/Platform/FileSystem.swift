@@ -146,7 +146,7 @@ public enum FileSystem {
 extension Errno {
     /// The calling thread's `errno`, for C libraries (libgps) that report failure through it.
     public static var current: Errno {
-        get { Syscalls.errno }
-        set { Syscalls.errno = newValue }
+        get { Syscalls.lastError }
+        set { Syscalls.lastError = newValue }
     }
 }

@@ -14,25 +14,10 @@ import CLinux
 import SystemPackage
 
 enum Syscalls {
-    static var errno: Errno {
-        get { Errno(rawValue: currentErrno()) }
-        set { setErrno(newValue.rawValue) }
-    }
-
-    private static func currentErrno() -> Int32 {
-        #if canImport(Glibc)
-        Glibc.errno
-        #else
-        Musl.errno
-        #endif
-    }
-
-    private static func setErrno(_ value: Int32) {
-        #if canImport(Glibc)
-        Glibc.errno = value
-        #else
-        Musl.errno = value
-        #endif
+    /// The calling thread's C `errno`.
+    static var lastError: Errno {
+        get { Errno(rawValue: errno) }
+        set { errno = newValue.rawValue }
     }
 
     /// Runs `body` until it does not fail with `EINTR`; a negative result becomes `errno`.
@@ -41,7 +26,7 @@ enum Syscalls {
         while true {
             let result = body()
             if result >= 0 { return result }
-            let error = errno
+            let error = lastError
             if error != .interrupted { throw error }
         }
     }
@@ -64,7 +49,7 @@ enum Syscalls {
         guard nanoseconds > 0 else { return }
         var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
         var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0, errno == .interrupted { request = remaining }
+        while nanosleep(&request, &remaining) != 0, lastError == .interrupted { request = remaining }
     }
 
     /// (year, month 1–12, day, hour, minute, second) in UTC.
@@ -248,7 +233,7 @@ enum Syscalls {
     }
 
     static func listDirectory(_ path: String) throws(Errno) -> [String] {
-        guard let handle = opendir(path) else { throw errno }
+        guard let handle = opendir(path) else { throw lastError }
         defer { closedir(handle) }
         var names: [String] = []
         while let entry = readdir(handle) {
@@ -263,7 +248,7 @@ enum Syscalls {
     static func makeTemporaryDirectory(_ template: String) throws(Errno) -> String {
         var bytes = Array(template.utf8CString)
         let made = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
-        guard let made else { throw errno }
+        guard let made else { throw lastError }
         return String(cString: made)
     }
 
