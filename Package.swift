@@ -5,6 +5,7 @@
 //   QiblaCore            pure math, no I/O (Sources/QiblaCore)
 //   QiblaInterface       the D-Bus interface as a typed table, generated from dbus/ (Sources/Interface)
 //   QiblaDaemon          the daemon's model and policy, pure, one-way data flow (Sources/Daemon)
+//   QiblaPlatform        the only code that calls the C library: clocks, threads, fds, files, processes (Sources/Platform)
 //   adapters             one module per outside world (Sources/Adapters/*, Sources/CLibraries/*)
 //   QiblaSimulator       fake IIO devices driven by QiblaCore (Sources/Simulator)
 //   qiblad / qiblactl    executables: wiring only
@@ -38,7 +39,7 @@ let package = Package(
     ],
     targets: [
         // MARK: Pure math
-        .target(name: "QiblaCore", path: "Sources/QiblaCore", swiftSettings: strict),
+        .target(name: "QiblaCore", dependencies: ["CMath"], path: "Sources/QiblaCore", swiftSettings: strict),
 
         // MARK: The interface and the daemon's model (pure)
         .target(name: "QiblaInterface", path: "Sources/Interface", swiftSettings: strict),
@@ -54,22 +55,30 @@ let package = Package(
             providers: [.apt(["libgps-dev"])]),
 
         .systemLibrary(name: "CLinux", path: "Sources/CLibraries/CLinux"),
+        .systemLibrary(name: "CMath", path: "Sources/CLibraries/CMath"),
+
+        // MARK: Platform (the only code that calls the C library directly)
+        .target(
+            name: "QiblaPlatform",
+            dependencies: ["CLinux", .product(name: "SystemPackage", package: "swift-system")],
+            path: "Sources/Platform",
+            swiftSettings: strict),
 
         // MARK: Adapters (thin I/O around QiblaCore)
         .target(
             name: "QiblaEventLoop",
-            dependencies: ["CLinux", .product(name: "SystemPackage", package: "swift-system")],
+            dependencies: ["QiblaPlatform", .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/Adapters/EventLoop",
             swiftSettings: strict),
         .target(
             name: "QiblaDBus",
-            dependencies: ["CDBus", "QiblaEventLoop"],
+            dependencies: ["CDBus", "QiblaEventLoop", "QiblaPlatform"],
             path: "Sources/Adapters/DBus",
             swiftSettings: strict),
         .target(
             name: "QiblaGPSD",
             dependencies: [
-                "CGPS", "QiblaCore", "QiblaEventLoop",
+                "CGPS", "QiblaCore", "QiblaEventLoop", "QiblaPlatform",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Adapters/GPSD",
@@ -77,16 +86,21 @@ let package = Package(
         .target(
             name: "QiblaIIO",
             dependencies: [
-                "QiblaCore", "QiblaEventLoop",
+                "QiblaCore", "QiblaEventLoop", "QiblaIIOFormat", "QiblaPlatform",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Adapters/IIO",
             swiftSettings: strict),
         .target(
+            name: "QiblaIIOFormat",
+            dependencies: [],
+            path: "Sources/Adapters/IIOFormat",
+            swiftSettings: strict),
+        .target(
             name: "QiblaState",
             dependencies: [
-                "QiblaCore",
+                "QiblaCore", "QiblaPlatform",
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "Logging", package: "swift-log"),
             ],
@@ -106,7 +120,7 @@ let package = Package(
         .target(
             name: "QiblaSimulator",
             dependencies: [
-                "QiblaCore",
+                "QiblaCore", "QiblaIIOFormat", "QiblaPlatform",
                 .product(name: "SystemPackage", package: "swift-system"),
             ],
             path: "Sources/Simulator",
@@ -127,7 +141,7 @@ let package = Package(
         .executableTarget(
             name: "qiblactl",
             dependencies: [
-                "QiblaCore", "QiblaInterface", "QiblaDBus", "QiblaEventLoop",
+                "QiblaCore", "QiblaInterface", "QiblaDBus", "QiblaEventLoop", "QiblaPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qiblactl",
@@ -135,7 +149,7 @@ let package = Package(
         .executableTarget(
             name: "qibla-sim",
             dependencies: [
-                "QiblaCore", "QiblaSimulator",
+                "QiblaCore", "QiblaSimulator", "QiblaPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qibla-sim",
@@ -143,7 +157,7 @@ let package = Package(
         .executableTarget(
             name: "qibla-bench",
             dependencies: [
-                "QiblaCore",
+                "QiblaCore", "QiblaPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qibla-bench",
@@ -166,7 +180,7 @@ let package = Package(
             dependencies: ["QiblaConfiguration", "QiblaDaemon", "QiblaGPSD", "QiblaIIO", "QiblaState", "QiblaCore"],
             swiftSettings: strict),
         .testTarget(
-            name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaSimulator", "QiblaCore", "TestSupport"],
+            name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaIIOFormat", "QiblaSimulator", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "QiblaStateTests", dependencies: ["QiblaState", "QiblaCore", "TestSupport"],
@@ -176,6 +190,10 @@ let package = Package(
             exclude: ["Logs"], swiftSettings: strict),
         .testTarget(
             name: "QiblaDBusTests", dependencies: ["QiblaDBus", "QiblaEventLoop", "TestSupport"],
+            swiftSettings: strict),
+        .testTarget(
+            name: "QiblaPlatformTests",
+            dependencies: ["QiblaPlatform", "TestSupport", .product(name: "SystemPackage", package: "swift-system")],
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",

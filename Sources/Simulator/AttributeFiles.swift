@@ -1,12 +1,8 @@
 // Low-level file helpers for the fake sysfs tree: directories, atomic attribute rewrites, FIFOs.
-// Only the stdlib, Glibc and swift-system (no Foundation).
+// Only the stdlib, swift-system and QiblaPlatform (no Foundation).
+import QiblaPlatform
 import SystemPackage
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Why the simulator could not do what it was asked. The description is a sentence fit for stderr.
 public enum SimulatorError: Error, Equatable, Sendable, CustomStringConvertible {
@@ -23,9 +19,9 @@ public enum SimulatorError: Error, Equatable, Sendable, CustomStringConvertible 
 
     public var description: String {
         switch self {
-        case .cannotCreateDirectory(let p, let e): "cannot create directory \(p): \(String(cString: strerror(e)))"
-        case .cannotWrite(let p, let e): "cannot write \(p): \(String(cString: strerror(e)))"
-        case .cannotCreateFIFO(let p, let e): "cannot create FIFO \(p): \(String(cString: strerror(e)))"
+        case .cannotCreateDirectory(let p, let e): "cannot create directory \(p): \(Errno(rawValue: e))"
+        case .cannotWrite(let p, let e): "cannot write \(p): \(Errno(rawValue: e))"
+        case .cannotCreateFIFO(let p, let e): "cannot create FIFO \(p): \(Errno(rawValue: e))"
         case .singularMountMatrix(let m): "mount matrix \(m) is not invertible"
         case .invalidArgument(let s): s
         }
@@ -52,17 +48,13 @@ public enum AttributeWriteMode: Sendable, Equatable {
 /// Serial number for temporary file names (unique within the process; the pid separates processes).
 private let temporaryFileCounter = Atomic<UInt64>(0)
 
-enum FileSystem {
-    /// `mkdir -p`.
+enum AttributeFiles {
+    /// `mkdir -p` (mode 0755).
     static func makeDirectories(_ path: String) throws(SimulatorError) {
-        var current = path.hasPrefix("/") ? "" : "."
-        for component in path.split(separator: "/", omittingEmptySubsequences: true) {
-            current += "/" + component
-            if mkdir(current, 0o755) != 0 {
-                let e = errno
-                if e == EEXIST { continue }
-                throw .cannotCreateDirectory(path: current, errno: e)
-            }
+        do {
+            try FileSystem.createDirectories(path, permissions: [.ownerReadWriteExecute, .groupReadExecute, .otherReadExecute])
+        } catch {
+            throw .cannotCreateDirectory(path: path, errno: error.rawValue)
         }
     }
 
@@ -74,73 +66,58 @@ enum FileSystem {
             let directory = slash.map { String(path[..<$0]) } ?? "."
             let base = slash.map { String(path[path.index(after: $0)...]) } ?? path
             let serial = temporaryFileCounter.add(1, ordering: .relaxed).newValue
-            let temporary = "\(directory)/.\(base).tmp-\(getpid())-\(serial)"
+            let temporary = "\(directory)/.\(base).tmp-\(SpawnedProcess.currentID)-\(serial)"
             do {
-                let fd = try openFile(temporary, .writeOnly, options: [.create, .truncate, .closeOnExec])
+                let fd = try openFile(temporary, .writeOnly, options: [.create, .truncate])
                 try fd.closeAfter { _ = try fd.writeAll(text.utf8) }
             } catch {
-                unlink(temporary)
-                throw .cannotWrite(path: temporary, errno: (error as? Errno)?.rawValue ?? EIO)
+                try? FileSystem.unlink(temporary)
+                throw .cannotWrite(path: temporary, errno: (error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
             }
-            if rename(temporary, path) != 0 {
-                let e = errno
-                unlink(temporary)
-                throw .cannotWrite(path: path, errno: e)
+            do { try FileSystem.rename(temporary, path) } catch {
+                try? FileSystem.unlink(temporary)
+                throw .cannotWrite(path: path, errno: error.rawValue)
             }
         case .fixedWidthInPlace:
             do {
-                let fd = try openFile(path, .writeOnly, options: [.create, .closeOnExec])
+                let fd = try openFile(path, .writeOnly, options: [.create])
                 try fd.closeAfter {
                     _ = try fd.writeAll(toAbsoluteOffset: 0, Array(text.utf8))
                 }
             } catch {
-                throw .cannotWrite(path: path, errno: (error as? Errno)?.rawValue ?? EIO)
+                throw .cannotWrite(path: path, errno: (error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
             }
         case .inPlace:
             do {
-                let fd = try openFile(path, .writeOnly, options: [.create, .closeOnExec])
+                let fd = try openFile(path, .writeOnly, options: [.create])
                 try fd.closeAfter {
                     let bytes = Array(text.utf8)
                     _ = try fd.writeAll(toAbsoluteOffset: 0, bytes)
                     try fd.resize(to: Int64(bytes.count))
                 }
             } catch {
-                throw .cannotWrite(path: path, errno: (error as? Errno)?.rawValue ?? EIO)
+                throw .cannotWrite(path: path, errno: (error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
             }
         }
     }
 
     /// The content of a small file (≤ 4 KiB), or nil when it cannot be read.
     static func readSmallFile(_ path: String) -> String? {
-        guard let fd = try? openFile(path, .readOnly, options: [.closeOnExec]) else { return nil }
+        guard let fd = try? openFile(path, .readOnly, options: []) else { return nil }
         defer { try? fd.close() }
         var buffer = [UInt8](repeating: 0, count: 4096)
         guard let n = try? buffer.withUnsafeMutableBytes({ try fd.read(into: $0) }) else { return nil }
         return String(decoding: buffer[..<n], as: UTF8.self)
     }
 
-    /// `FileDescriptor.open` through a C string: building a `FilePath` per call costs far more than the
-    /// system call in debug builds, and attributes are rewritten many times a second.
+    /// Opens `path` (close-on-exec, created with mode 0644).
     static func openFile(_ path: String, _ mode: FileDescriptor.AccessMode,
                          options: FileDescriptor.OpenOptions) throws(Errno) -> FileDescriptor {
-        do {
-            return try path.withCString { p in
-                try FileDescriptor.open(p, mode, options: options, permissions: [.ownerReadWrite, .groupRead, .otherRead])
-            }
-        } catch {
-            throw (error as? Errno) ?? .ioError
-        }
-    }
-
-    /// True when `path` names an existing file system object.
-    static func exists(_ path: String) -> Bool {
-        var info = stat()
-        return stat(path, &info) == 0
+        try FileSystem.open(path, mode, options: options, permissions: [.ownerReadWrite, .groupRead, .otherRead])
     }
 
     /// Creates (or re-creates) a FIFO at `path`, mode 0644.
     static func makeFIFO(_ path: String) throws(SimulatorError) {
-        if exists(path) { unlink(path) }
-        if mkfifo(path, 0o644) != 0 { throw .cannotCreateFIFO(path: path, errno: errno) }
+        do { try FileSystem.createFIFO(path) } catch { throw .cannotCreateFIFO(path: path, errno: error.rawValue) }
     }
 }

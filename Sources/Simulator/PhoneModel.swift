@@ -55,10 +55,10 @@ public enum PhoneModel: String, Sendable, CaseIterable {
     public func createUnrelatedDevices(sysfsRoot: String) throws(SimulatorError) {
         guard self == .pinephone else { return }
         let directory = "\(sysfsRoot)/bus/iio/devices/iio:device0"
-        try FileSystem.makeDirectories(directory)
-        try FileSystem.writeAttribute("\(directory)/name", "stk3310\n")
-        try FileSystem.writeAttribute("\(directory)/in_illuminance_raw", "42\n")
-        try FileSystem.writeAttribute("\(directory)/in_illuminance_scale", "1.000000\n")
-        try FileSystem.writeAttribute("\(directory)/in_proximity_raw", "0\n")
+        try AttributeFiles.makeDirectories(directory)
+        try AttributeFiles.writeAttribute("\(directory)/name", "stk3310\n")
+        try AttributeFiles.writeAttribute("\(directory)/in_illuminance_raw", "42\n")
+        try AttributeFiles.writeAttribute("\(directory)/in_illuminance_scale", "1.000000\n")
+        try AttributeFiles.writeAttribute("\(directory)/in_proximity_raw", "0\n")
     }
 }

@@ -1,12 +1,9 @@
 // A fake IIO device under <sysfsRoot>/bus/iio/devices/iio:deviceN, plus its buffer character device
 // stand-in <devRoot>/iio:deviceN. Kernel ABI: Documentation/ABI/testing/sysfs-bus-iio.
 import QiblaCore
+import QiblaIIOFormat
+import QiblaPlatform
 import SystemPackage
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// Writes and updates the sysfs files of one simulated IIO magnetometer or accelerometer.
 ///
@@ -102,14 +99,14 @@ public final class SimulatedDevice {
         directory = "\(devices)/iio:device\(configuration.deviceIndex)"
         characterDevicePath = "\(devRoot)/iio:device\(configuration.deviceIndex)"
         let t = configuration.style.kind.channelType
-        let axisType = ScanType(parsing: configuration.style.axisScanTypeText)!
-        let timestampType = ScanType(isBigEndian: false, isSigned: true, realBits: 64, storageBits: 64, shift: 0)
+        let axisType = IIOScanElementType(parsing: configuration.style.axisScanTypeText)!
+        let timestampType = IIOScanElementType(bigEndian: false, signedness: .signed, bits: 64, storageBits: 64)
         fullScanLayout = ScanLayout(channels: Self.axes.enumerated().map {
             ScanChannel(name: "in_\(t)_\($0.element)", index: $0.offset, type: axisType)
         } + [ScanChannel(name: "in_timestamp", index: 3, type: timestampType)])
 
         let style = configuration.style
-        try FileSystem.makeDirectories(directory)
+        try AttributeFiles.makeDirectories(directory)
         try write("name", configuration.name)
         let zero = configuration.writeMode == .fixedWidthInPlace ? "     0" : "0"
         for axis in Self.axes { try write("in_\(t)_\(axis)_raw", zero) }
@@ -120,14 +117,14 @@ public final class SimulatedDevice {
         }
         if let offset = configuration.rawOffset { try write("in_\(t)_offset", String(offset)) }
         if let m = configuration.mountMatrix {
-            try write(configuration.mountMatrixAttribute, Self.mountMatrixText(m))
+            try write(configuration.mountMatrixAttribute, m.mountMatrixText)
         }
         if let f = style.samplingFrequencyText { try write("sampling_frequency", f) }
         if let a = style.samplingFrequencyAvailableText { try write("sampling_frequency_available", a) }
         if configuration.isBuffered {
-            try FileSystem.makeDirectories("\(directory)/scan_elements")
-            try FileSystem.makeDirectories("\(directory)/buffer")
-            try FileSystem.makeDirectories("\(directory)/trigger")
+            try AttributeFiles.makeDirectories("\(directory)/scan_elements")
+            try AttributeFiles.makeDirectories("\(directory)/buffer")
+            try AttributeFiles.makeDirectories("\(directory)/trigger")
             for channel in fullScanLayout.channels {
                 try write("scan_elements/\(channel.name)_en", "0")
                 try write("scan_elements/\(channel.name)_index", String(channel.index))
@@ -138,13 +135,15 @@ public final class SimulatedDevice {
             try write("buffer/watermark", "1")
             try write("trigger/current_trigger", "")
             let trigger = "\(devices)/trigger\(configuration.deviceIndex)"
-            try FileSystem.makeDirectories(trigger)
-            try FileSystem.writeAttribute("\(trigger)/name", "\(configuration.name)-dev\(configuration.deviceIndex)\n")
-            try FileSystem.makeDirectories(devRoot)
-            try FileSystem.makeFIFO(characterDevicePath)
-            let fd = open(characterDevicePath, O_RDWR | O_NONBLOCK | O_CLOEXEC)
-            guard fd >= 0 else { throw .cannotCreateFIFO(path: characterDevicePath, errno: errno) }
-            fifo = FileDescriptor(rawValue: fd)
+            try AttributeFiles.makeDirectories(trigger)
+            try AttributeFiles.writeAttribute("\(trigger)/name", "\(configuration.name)-dev\(configuration.deviceIndex)\n")
+            try AttributeFiles.makeDirectories(devRoot)
+            try AttributeFiles.makeFIFO(characterDevicePath)
+            do {
+                fifo = try FileSystem.open(characterDevicePath, .readWrite, options: [.nonBlocking])
+            } catch {
+                throw .cannotCreateFIFO(path: characterDevicePath, errno: error.rawValue)
+            }
         }
     }
 
@@ -154,16 +153,6 @@ public final class SimulatedDevice {
     public func close() {
         try? fifo?.close()
         fifo = nil
-    }
-
-    /// The kernel's mount matrix text, `"a, b, c; d, e, f; g, h, i"` (integers without a decimal point).
-    public static func mountMatrixText(_ m: Matrix3) -> String {
-        func f(_ v: Double) -> String {
-            if v == v.rounded(), abs(v) < 1e9 { return String(Int(v)) }
-            return String(v)
-        }
-        let rows = [m.row0, m.row1, m.row2].map { "\(f($0.x)), \(f($0.y)), \(f($0.z))" }
-        return rows.joined(separator: "; ")
     }
 
     /// The raw counts for a value in the device frame, in microtesla (magnetometer) or m/s²
@@ -202,7 +191,7 @@ public final class SimulatedDevice {
         }
         if let fifo, isBufferEnabled {
             let layout = ScanLayout(channels: fullScanLayout.channels.filter { isEnabled($0.name) })
-            if layout.scanBytes > 0 {
+            if layout.scanSizeBytes > 0 {
                 var values: [String: Int64] = ["in_timestamp": timestampNanoseconds]
                 for (axis, count) in zip(Self.axes, raw) { values["in_\(t)_\(axis)"] = Int64(count) }
                 let scan = layout.pack(values)
@@ -213,7 +202,7 @@ public final class SimulatedDevice {
                 } catch let error as Errno where error == .resourceTemporarilyUnavailable {
                     droppedScans += 1
                 } catch {
-                    throw .cannotWrite(path: characterDevicePath, errno: (error as? Errno)?.rawValue ?? EIO)
+                    throw .cannotWrite(path: characterDevicePath, errno: (error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
                 }
             }
         }
@@ -222,7 +211,7 @@ public final class SimulatedDevice {
 
     /// True when `buffer/enable` currently reads `1`.
     public var isBufferEnabled: Bool {
-        FileSystem.readSmallFile("\(directory)/buffer/enable").map(Self.trimmed) == "1"
+        AttributeFiles.readSmallFile("\(directory)/buffer/enable").map(Self.trimmed) == "1"
     }
 
     /// Sets every `_en` and `buffer/enable` to 1 — what a consumer does before reading scans
@@ -234,7 +223,7 @@ public final class SimulatedDevice {
     }
 
     private func isEnabled(_ channel: String) -> Bool {
-        FileSystem.readSmallFile("\(directory)/scan_elements/\(channel)_en").map(Self.trimmed) == "1"
+        AttributeFiles.readSmallFile("\(directory)/scan_elements/\(channel)_en").map(Self.trimmed) == "1"
     }
 
     private static func trimmed(_ s: String) -> String {
@@ -243,6 +232,6 @@ public final class SimulatedDevice {
 
     /// Writes `<directory>/<relative>` with the kernel's trailing newline.
     private func write(_ relative: String, _ text: String, mode: AttributeWriteMode = .rename) throws(SimulatorError) {
-        try FileSystem.writeAttribute("\(directory)/\(relative)", text + "\n", mode: mode)
+        try AttributeFiles.writeAttribute("\(directory)/\(relative)", text + "\n", mode: mode)
     }
 }

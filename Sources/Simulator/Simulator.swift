@@ -1,11 +1,7 @@
 // The simulator's driver: samples a Scene and writes both sensors' files.
 import QiblaCore
+import QiblaPlatform
 import Synchronization
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 /// What one ``Simulator/step(to:)`` wrote.
 public struct SimulatorSample: Sendable, Equatable {
@@ -181,16 +177,10 @@ public final class Simulator: Sendable {
         state.withLock { ($0.magnetometer?.droppedScans ?? 0) + ($0.accelerometer?.droppedScans ?? 0) }
     }
 
-    private static func monotonicSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_MONOTONIC, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
-    }
+    private static func monotonicSeconds() -> Double { MonotonicClock.nowSeconds() }
 
     private static func sleep(seconds: Double) {
         guard seconds > 0 else { return }
-        var request = timespec(tv_sec: Int(seconds), tv_nsec: Int((seconds - Double(Int(seconds))) * 1e9))
-        var remaining = timespec()
-        while nanosleep(&request, &remaining) != 0, errno == EINTR { request = remaining }
+        MonotonicClock.sleep(for: .nanoseconds(Int64(seconds * 1e9)))
     }
 }

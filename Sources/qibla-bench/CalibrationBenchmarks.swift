@@ -1,10 +1,7 @@
 // Calibration rows of qibla-bench: the online calibrator's per-sample cost, the ellipsoid fit's
 // cost, and heap use per sample (issue 10: goal ≤ 1 µs and 0 allocations per sample).
 import QiblaCore
-
-#if canImport(Glibc)
-import Glibc
-#endif
+import QiblaPlatform
 
 enum CalibrationBenchmarks {
     /// A Librem-5-like magnetometer (hard iron 87 µT, 8 % soft iron, ±0.4 µT uniform noise) turned
@@ -33,23 +30,8 @@ enum CalibrationBenchmarks {
     static let london = MagneticModel.wmm2025.field(
         at: GeodeticPosition(uncheckedLatitude: 51.5074, longitude: -0.1278, heightMetres: 0), decimalYear: 2027.5)
 
-    /// Heap bytes in use: glibc `mallinfo2().uordblks` (glibc ≥ 2.33), or nil where unavailable.
-    /// Swift's Glibc module does not import <malloc.h>, so the function is looked up with `dlsym`
-    /// and called with the x86-64 System V convention for a struct returned in memory (the caller's
-    /// buffer is the hidden first argument): `struct mallinfo2` is ten `size_t`, `uordblks` the 8th.
-    static func heapBytesInUse() -> Int? {
-        #if canImport(Glibc) && arch(x86_64)
-        guard let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallinfo2") else { return nil }
-        typealias StructReturn = @convention(c) (UnsafeMutableRawPointer) -> UnsafeMutableRawPointer?
-        let call = unsafeBitCast(symbol, to: StructReturn.self)
-        return withUnsafeTemporaryAllocation(of: Int.self, capacity: 10) { fields in
-            _ = call(UnsafeMutableRawPointer(fields.baseAddress!))
-            return fields[7]
-        }
-        #else
-        return nil
-        #endif
-    }
+    /// Heap bytes in use (glibc `mallinfo2`), or nil where unavailable.
+    static func heapBytesInUse() -> Int? { Heap.bytesInUse() }
 
     /// Runs the rows; returns the per-sample measurement and notes for the report.
     static func run(points: Int, batches: Int, warmup: Int, sink: inout Double) -> (Measurement, [String]) {

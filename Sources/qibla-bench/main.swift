@@ -8,12 +8,7 @@
 // figures in, so the table also shows the Swift / C++ ratio for the geodesic inverse.
 import ArgumentParser
 import QiblaCore
-
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import QiblaPlatform
 
 // MARK: Deterministic input
 
@@ -45,12 +40,8 @@ struct BenchmarkPoints {
 
 // MARK: Timing
 
-/// Monotonic nanoseconds (CLOCK_MONOTONIC).
-@inline(__always) func monotonicNanoseconds() -> UInt64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return UInt64(now.tv_sec) * 1_000_000_000 + UInt64(now.tv_nsec)
-}
+/// Monotonic nanoseconds (CLOCK_MONOTONIC), read once per batch.
+@inline(__always) func monotonicNanoseconds() -> UInt64 { UInt64(MonotonicClock.nowNanoseconds()) }
 
 struct Measurement {
     var name: String
@@ -163,32 +154,22 @@ func formatted(_ value: Double, decimals: Int = 1) -> String {
 }
 
 func cpuModel() -> String {
-    guard let file = fopen("/proc/cpuinfo", "r") else { return "unknown CPU" }
-    defer { fclose(file) }
+    guard let text = FileSystem.readText("/proc/cpuinfo") else { return "unknown CPU" }
     var cores = 0
     var model = "unknown CPU"
-    var line: UnsafeMutablePointer<CChar>?
-    var capacity = 0
-    while getline(&line, &capacity, file) > 0 {
-        let text = String(cString: line!)
-        if text.hasPrefix("model name") {
-            cores += 1
-            if let colon = text.firstIndex(of: ":") {
-                model = String(text[text.index(after: colon)...]).trimmingWhitespace()
-            }
+    for line in text.split(separator: "\n") where line.hasPrefix("model name") {
+        cores += 1
+        if let colon = line.firstIndex(of: ":") {
+            model = String(line[line.index(after: colon)...]).trimmingWhitespace()
         }
     }
-    free(line)
     return cores > 0 ? "\(model) (\(cores) logical CPUs)" : model
 }
 
 func utcTimestamp() -> String {
-    var now = time(nil)
-    var parts = tm()
-    gmtime_r(&now, &parts)
-    func two(_ v: Int32) -> String { v < 10 ? "0\(v)" : "\(v)" }
-    return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday)) "
-        + "\(two(parts.tm_hour)):\(two(parts.tm_min)) UTC"
+    let now = WallClock.utc(unixSeconds: WallClock.nowUnixSeconds())
+    func two(_ v: Int) -> String { v < 10 ? "0\(v)" : "\(v)" }
+    return "\(now.year)-\(two(now.month))-\(two(now.day)) \(two(now.hour)):\(two(now.minute)) UTC"
 }
 
 extension String {
@@ -200,24 +181,14 @@ extension String {
     }
 }
 
-func readFile(_ path: String) -> String? {
-    guard let file = fopen(path, "r") else { return nil }
-    defer { fclose(file) }
-    var bytes: [UInt8] = []
-    var buffer = [UInt8](repeating: 0, count: 65_536)
-    while true {
-        let count = fread(&buffer, 1, buffer.count, file)
-        if count <= 0 { break }
-        bytes += buffer[0..<count]
-    }
-    return String(decoding: bytes, as: UTF8.self)
-}
+func readFile(_ path: String) -> String? { FileSystem.readText(path, limit: 16 << 20) }
 
 func writeFile(_ path: String, _ text: String) throws(BenchError) {
-    guard let file = fopen(path, "w") else { throw .cannotWrite(path) }
-    defer { fclose(file) }
-    let bytes = Array(text.utf8)
-    guard fwrite(bytes, 1, bytes.count, file) == bytes.count else { throw .cannotWrite(path) }
+    do {
+        try FileSystem.writeFileAtomically(path, Array(text.utf8), permissions: [.ownerReadWrite, .groupRead, .otherRead])
+    } catch {
+        throw .cannotWrite(path)
+    }
 }
 
 enum BenchError: Error, CustomStringConvertible {

@@ -1,12 +1,8 @@
 // qibla-sim: builds and drives a fake IIO sensor tree that qiblad reads with --sysfs-root/--dev-root.
 import ArgumentParser
 import QiblaCore
+import QiblaPlatform
 import QiblaSimulator
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 
 extension PhoneModel: ExpressibleByArgument {}
 
@@ -14,16 +10,10 @@ extension PhoneModel: ExpressibleByArgument {}
 struct VectorArgument: ExpressibleByArgument, Sendable {
     var vector: Vector3
     init?(argument: String) {
-        let parts = argument.split(separator: ",").map { Double($0.trimmingCharacters()) }
+        let parts = argument.split(separator: ",").map { parseFiniteDouble($0) }
         guard parts.count == 3, let x = parts[0], let y = parts[1], let z = parts[2],
               x.isFinite, y.isFinite, z.isFinite else { return nil }
         vector = Vector3(x, y, z)
-    }
-}
-
-extension Substring {
-    fileprivate func trimmingCharacters() -> String {
-        String(drop(while: { $0 == " " }).reversed().drop(while: { $0 == " " }).reversed())
     }
 }
 
@@ -45,7 +35,7 @@ struct QiblaSim: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qibla-sim",
         abstract: "Simulated IIO magnetometer and accelerometer for qiblad.",
-        subcommands: [Create.self, Run.self])
+        subcommands: [Create.self, Run.self, Demo.self])
 }
 
 struct Create: ParsableCommand {
@@ -109,7 +99,7 @@ struct Run: ParsableCommand {
         if let field = fieldUt {
             scene = Scene(earthFieldNEDMicrotesla: field.vector, trajectory: trajectory, position: position)
         } else {
-            let year = decimalYear ?? DecimalYear.from(unixSeconds: Self.realtimeSeconds())
+            let year = decimalYear ?? DecimalYear.from(unixSeconds: WallClock.nowUnixSeconds())
             scene = Scene(position: position, decimalYear: year, trajectory: trajectory)
         }
         scene.magnetometerNoiseMicrotesla = noiseUt
@@ -117,34 +107,26 @@ struct Run: ParsableCommand {
         scene.hardIronOffsetMicrotesla = hardIron?.vector ?? .zero
         scene.interferences = interferences
 
-        let origin = Int64((Self.realtimeSeconds() * 1e9).rounded())
+        let origin = WallClock.nowUnixNanoseconds()
         let simulator = try Simulator(phone: tree.phone, scene: scene, sysfsRoot: tree.root, devRoot: tree.resolvedDevRoot,
                                       buffered: tree.buffered, seed: seed, timestampOriginNanoseconds: origin)
         describe(simulator)
         let f = scene.earthFieldNEDMicrotesla
-        print("earth field N,E,D µT: \(f.x), \(f.y), \(f.z); declination: \(scene.declinationDegrees.map { "\($0)°" } ?? "undefined")")
-        if let h = scene.expectedMagneticHeading(at: 0) { print("expected magnetic heading at t=0: \(h)°") }
-        if let h = scene.expectedBackCameraHeading(at: 0) { print("expected back-camera magnetic heading at t=0: \(h)°") }
-        fflush(nil)
+        Console.printLine("earth field N,E,D µT: \(f.x), \(f.y), \(f.z); declination: \(scene.declinationDegrees.map { "\($0)°" } ?? "undefined")")
+        if let h = scene.expectedMagneticHeading(at: 0) { Console.printLine("expected magnetic heading at t=0: \(h)°") }
+        if let h = scene.expectedBackCameraHeading(at: 0) { Console.printLine("expected back-camera magnetic heading at t=0: \(h)°") }
         try simulator.run(rateHertz: rate, durationSeconds: duration)
-    }
-
-    static func realtimeSeconds() -> Double {
-        var ts = timespec()
-        clock_gettime(CLOCK_REALTIME, &ts)
-        return Double(ts.tv_sec) + Double(ts.tv_nsec) * 1e-9
     }
 }
 
 func describe(_ simulator: Simulator) {
     if let c = simulator.magnetometerConfiguration, let d = simulator.magnetometerDirectory {
-        print("magnetometer \(c.name) (\(c.style.rawValue)\(c.isBuffered ? ", buffered" : "")): \(d)")
+        Console.printLine("magnetometer \(c.name) (\(c.style.rawValue)\(c.isBuffered ? ", buffered" : "")): \(d)")
     } else {
-        print("magnetometer: none")
+        Console.printLine("magnetometer: none")
     }
     if let c = simulator.accelerometerConfiguration, let d = simulator.accelerometerDirectory {
-        print("accelerometer \(c.name) (\(c.style.rawValue)\(c.isBuffered ? ", buffered" : "")): \(d)")
+        Console.printLine("accelerometer \(c.name) (\(c.style.rawValue)\(c.isBuffered ? ", buffered" : "")): \(d)")
     }
-    fflush(nil)
 }
 QiblaSim.main()

@@ -1,11 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import QiblaCore
 import QiblaDBus
 import QiblaEventLoop
 import QiblaInterface
+import QiblaPlatform
 
 /// `qiblactl calibrate`: claims the compass, tells the user what to do, shows the progress from
 /// `CalibrationProgress` and ends with the result of the fit qiblad accepted.
@@ -51,7 +49,7 @@ struct Calibrate: ParsableCommand {
     }
 
     func run() throws {
-        let signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
+        let signals = try SignalWatcher([.interrupt, .terminate])
         let loop = try EventLoop()
         let connection = try bus.connect()
         try connection.addMatch("type='signal',sender='\(QiblaBus.name)',path='\(QiblaBus.objectPath)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
@@ -59,7 +57,7 @@ struct Calibrate: ParsableCommand {
         _ = try QibladClient.call(connection, QiblaMethod.claimCompass.rawValue)
         var current = try QibladClient.properties(connection)
         let started = ContinuousClock.now
-        let progress = ProgressDisplay(isTerminal: isatty(1) == 1, quiet: json)
+        let progress = ProgressDisplay(isTerminal: Console.isTerminal(.standardOutput), quiet: json)
         if !json {
             printLine("Move the phone slowly in a figure eight through every orientation — roll it over as you go — away from metal, magnets and electronics.")
         }
@@ -158,7 +156,7 @@ final class ProgressDisplay {
         if isTerminal {
             let width = 30
             let filled = Int((f * Double(width)).rounded(.down))
-            writeAll(1, "\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(percent) % ")
+            Console.write("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(percent) % ", to: .standardOutput)
             drawn = true
         } else {
             let decile = percent / 10
@@ -169,6 +167,6 @@ final class ProgressDisplay {
     }
 
     func end() {
-        if drawn { writeAll(1, "\n") }
+        if drawn { Console.write("\n", to: .standardOutput) }
     }
 }

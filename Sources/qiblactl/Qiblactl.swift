@@ -1,11 +1,9 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import QiblaCore
 import QiblaDBus
 import QiblaEventLoop
 import QiblaInterface
+import QiblaPlatform
 
 @main
 struct Qiblactl: ParsableCommand {
@@ -25,22 +23,12 @@ func fail(_ message: String, status: Int32 = 2) -> ExitCode {
 }
 
 func printError(_ message: String) {
-    writeAll(2, message + "\n")
+    Console.printError(message)
 }
 
 /// Prints a line to stdout at once (no stdio buffering, so `monitor` output reaches a pipe live).
 func printLine(_ message: String) {
-    writeAll(1, message + "\n")
-}
-
-func writeAll(_ fd: Int32, _ text: String) {
-    var bytes = Array(text.utf8)[...]
-    while !bytes.isEmpty {
-        let n = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
-        if n < 0 && errno == EINTR { continue }
-        if n <= 0 { return }
-        bytes = bytes.dropFirst(n)
-    }
+    Console.printLine(message)
 }
 
 // MARK: qibla (no daemon needed)
@@ -69,7 +57,7 @@ struct QiblaCommand: ParsableCommand {
             throw fail("\(error)")
         }
         let solution = Qibla().solve(from: position)
-        let year = DecimalYear.from(unixSeconds: nowUnixSeconds())
+        let year = DecimalYear.from(unixSeconds: WallClock.nowUnixSeconds())
         let field = MagneticModel.wmm2025.field(at: position, decimalYear: year)
         let greatCircle = solution.greatCircleBearing.value
         let geodesic = solution.geodesicBearing.value
@@ -136,7 +124,7 @@ enum QibladClient {
                 throw fail("""
                     qiblad is not running on this bus. Start it with:
                       systemctl --user start qiblad     (installed service)
-                      qiblad --demo                     (try it without sensors or GPS)
+                      qibla-sim demo                    (try it without sensors or GPS)
                     """, status: 1)
             }
             if error.name.hasSuffix(".InvalidArgument") || error.name.hasSuffix(".InvalidArgs") {
@@ -207,7 +195,7 @@ struct StatusLine {
         let accuracy = d("LocationAccuracy")
         if accuracy.isFinite { source += " ±\(Int(accuracy.rounded())) m" }
         if case .uint64(let t)? = p["LocationTimestamp"], t > 0 {
-            let age = max(0, nowUnixSeconds() - Double(t) / 1e6)
+            let age = max(0, WallClock.nowUnixSeconds() - Double(t) / 1e6)
             source += " (\(ageText(age)) ago)"
         }
         parts.append(source)
@@ -244,7 +232,7 @@ struct Monitor: ParsableCommand {
     @OptionGroup var bus: BusOptions
 
     func run() throws {
-        let signals = try SignalWatcher(signals: [SIGINT, SIGTERM])
+        let signals = try SignalWatcher([.interrupt, .terminate])
         let loop = try EventLoop()
         let connection = try bus.connect()
         var current = try QibladClient.properties(connection)
@@ -324,16 +312,10 @@ func parseCoordinates(_ words: [String]) throws -> (Double, Double) {
     guard words.count == 2 else {
         throw fail("expected LATITUDE LONGITUDE in degrees, got \(words.count) value(s): \(words.joined(separator: " "))")
     }
-    guard let lat = Double(words[0]), let lon = Double(words[1]) else {
+    guard let lat = parseFiniteDouble(words[0]), let lon = parseFiniteDouble(words[1]) else {
         throw fail("latitude and longitude must be numbers in degrees (got '\(words[0])', '\(words[1])')")
     }
     return (lat, lon)
-}
-
-func nowUnixSeconds() -> Double {
-    var ts = timespec()
-    clock_gettime(CLOCK_REALTIME, &ts)
-    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
 }
 
 /// A bearing as fixed-point text: 359.97 with one decimal is "0.0", not "360.0".

@@ -7,6 +7,7 @@ import QiblaEventLoop
 import QiblaGPSD
 import QiblaIIO
 import QiblaInterface
+import QiblaPlatform
 import QiblaState
 
 /// The wiring: connects the adapters (bus, gpsd, IIO, state files) to the ``DaemonModel`` and the

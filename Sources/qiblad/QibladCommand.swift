@@ -1,6 +1,3 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import ArgumentParser
 import Logging
 import QiblaConfiguration
@@ -9,6 +6,7 @@ import QiblaDBus
 import QiblaEventLoop
 import QiblaIIO
 import QiblaInterface
+import QiblaPlatform
 import QiblaState
 
 @main
@@ -48,7 +46,7 @@ struct QibladCommand: ParsableCommand {
         let level: Logger.Level = verbose ? .debug : .info
         LoggingSystem.bootstrap { SyslogLogHandler(label: $0, level: level) }
         let logger = Logger(label: "qiblad")
-        let environment = currentEnvironment()
+        let environment = Environment.current
 
         // Configuration: file, then command-line overrides.
         let configPath = config ?? defaultConfigPath(environment)
@@ -79,7 +77,8 @@ struct QibladCommand: ParsableCommand {
         let signals: SignalWatcher
         let loop: EventLoop
         do {
-            signals = try SignalWatcher(signals: [SIGTERM, SIGINT, SIGHUP])
+            // SIGPIPE too: a write to a closed pipe (a log reader gone) answers EPIPE instead of killing us.
+            signals = try SignalWatcher([.terminate, .interrupt, .hangup, .pipe])
             loop = try EventLoop()
         } catch {
             logger.critical("cannot set up the event loop: \(error)")
@@ -96,8 +95,10 @@ struct QibladCommand: ParsableCommand {
         }
         signals.attach(to: loop) { signal in
             switch signal {
-            case SIGHUP:
+            case Signal.hangup.rawValue:
                 daemon.reloadConfiguration()
+            case Signal.pipe.rawValue:
+                break
             default:
                 logger.info("received signal \(signal); shutting down")
                 daemon.requestExit(status: 0)
@@ -121,19 +122,6 @@ func parseLocation(_ text: String) -> GeodeticPosition? {
     let parts = text.split(separator: ",")
     guard parts.count == 2, let lat = parseFiniteDouble(parts[0]), let lon = parseFiniteDouble(parts[1]) else { return nil }
     return try? GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon)
-}
-
-func currentEnvironment() -> [String: String] {
-    var result: [String: String] = [:]
-    var pointer = environ
-    while let entry = pointer.pointee {
-        let pair = String(cString: entry)
-        if let equals = pair.firstIndex(of: "=") {
-            result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
-        }
-        pointer += 1
-    }
-    return result
 }
 
 /// `$XDG_CONFIG_HOME/qiblad/qiblad.conf`, else `$HOME/.config/qiblad/qiblad.conf`.

@@ -1,7 +1,5 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Logging
+import QiblaPlatform
 
 /// A swift-log handler that writes one line per message to stderr with the syslog priority
 /// prefix (`<3>` error … `<7>` debug, sd-daemon(3)), so journald keeps the levels when qiblad
@@ -35,13 +33,6 @@ struct SyslogLogHandler: LogHandler {
         if !merged.isEmpty {
             line += " " + merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
         }
-        line += "\n"
-        var bytes = Array(line.utf8)[...]
-        while !bytes.isEmpty {
-            let n = bytes.withUnsafeBytes { write(2, $0.baseAddress, $0.count) }
-            if n < 0 && errno == EINTR { continue }
-            if n <= 0 { return }
-            bytes = bytes.dropFirst(n)
-        }
+        Console.write(line + "\n", to: .standardError)
     }
 }

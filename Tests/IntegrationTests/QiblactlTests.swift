@@ -68,6 +68,6 @@ import TestSupport
         let bus = try PrivateBus()
         let r = try run(product("qiblactl").path, ["status"], environment: bus.environment)
         #expect(r.status == 1)
-        #expect(r.stderr.contains("not running") && r.stderr.contains("qiblad --demo"), "\(r.stderr)")
+        #expect(r.stderr.contains("not running") && r.stderr.contains("qibla-sim demo"), "\(r.stderr)")
     }
 }

@@ -2,6 +2,7 @@
 import Testing
 @testable import QiblaIIO
 import QiblaCore
+import QiblaIIOFormat
 
 @Suite struct IIODecimalParsingTests {
     @Test(arguments: [
@@ -11,20 +12,20 @@ import QiblaCore
         ("0.00000000000000000000000123456789012345678", 1.23456789012345678e-24),
     ])
     func acceptsKernelNumbers(text: String, expected: Double) {
-        #expect(parseIIODecimal(text) == expected)
+        #expect(parseFiniteDouble(text) == expected)
     }
 
     @Test(arguments: ["0,5", "", " ", "\n", "abc", "inf", "-inf", "nan", "NaN", "infinity", "0x10", "1.2.3",
                       "1e", "e5", "--1", "+-1", "1 2", "12abc", ".", "-", "1e400", "1,000", "٣", "1e+"])
     func rejectsGarbage(text: String) {
-        #expect(parseIIODecimal(text) == nil)
+        #expect(parseFiniteDouble(text) == nil)
     }
 
     @Test func listsAndIntegers() {
-        #expect(parseIIODecimalList("0.625 1.25 2.5 5 10 20 40 80\n") == [0.625, 1.25, 2.5, 5, 10, 20, 40, 80])
-        #expect(parseIIODecimalList("1 2,5") == nil)
-        #expect(parseIIOInteger("3\n") == 3)
-        #expect(parseIIOInteger("3.5") == nil)
+        #expect(parseFiniteDoubleList("0.625 1.25 2.5 5 10 20 40 80\n") == [0.625, 1.25, 2.5, 5, 10, 20, 40, 80])
+        #expect(parseFiniteDoubleList("1 2,5") == nil)
+        #expect(parseDecimalInteger("3\n") == 3)
+        #expect(parseDecimalInteger("3.5") == nil)
     }
 }
 
@@ -59,29 +60,29 @@ import QiblaCore
 
 @Suite struct IIOScanElementTypeTests {
     @Test func parsesKernelForms() throws {
-        let lis = try #require(IIOScanElementType.parse("le:s12/16>>4\n"))
+        let lis = try #require(IIOScanElementType(parsing: "le:s12/16>>4\n"))
         #expect(lis == IIOScanElementType(bigEndian: false, signedness: .signed, bits: 12, storageBits: 16, shift: 4))
-        let be = try #require(IIOScanElementType.parse("be:u16/16>>0"))
+        let be = try #require(IIOScanElementType(parsing: "be:u16/16>>0"))
         #expect(be.bigEndian && be.signedness == .unsigned && be.bits == 16 && be.shift == 0)
-        let repeated = try #require(IIOScanElementType.parse("le:s16/16X3>>0"))
+        let repeated = try #require(IIOScanElementType(parsing: "le:s16/16X3>>0"))
         #expect(repeated.repeatCount == 3 && repeated.lengthBytes == 6)
-        let noShift = try #require(IIOScanElementType.parse("le:s64/64"))
+        let noShift = try #require(IIOScanElementType(parsing: "le:s64/64"))
         #expect(noShift.shift == 0 && noShift.storageBits == 64)
-        #expect(IIOScanElementType.parse("le:f32/32>>0")?.signedness == .float)
+        #expect(IIOScanElementType(parsing: "le:f32/32>>0")?.signedness == .float)
         #expect(lis.description == "le:s12/16>>4")
     }
 
     @Test(arguments: ["", "xx:s16/16>>0", "le:q16/16>>0", "le:s16/12>>0", "le:s16/24>>0", "le:s16/16>>4",
                       "le:s16/16>>", "le:s/16", "le:s16/16X>>0", "le:s16/16>>0 junk", "le:f16/16>>0", "LE:s16/16>>0"])
     func rejectsMalformed(text: String) {
-        #expect(IIOScanElementType.parse(text) == nil)
+        #expect(IIOScanElementType(parsing: text) == nil)
     }
 
-    private func type(_ text: String) -> IIOScanElementType { IIOScanElementType.parse(text)! }
+    private func type(_ text: String) -> IIOScanElementType { IIOScanElementType(parsing: text)! }
 
     @Test func decodesLittleEndianShiftedSigned() throws {
         // LIS3MDL-like 12-bit data left-justified in 16 bits: -5 << 4 = 0xFFB0, then +100 << 4 = 0x0640.
-        let parser = ScanParser(channels: [
+        let parser = ScanLayout(channels: [
             ScanChannel(name: "in_magn_x", index: 0, type: type("le:s12/16>>4")),
             ScanChannel(name: "in_magn_y", index: 1, type: type("le:s12/16>>4")),
         ])
@@ -92,7 +93,7 @@ import QiblaCore
     }
 
     @Test func decodesBigEndianAndUnsignedAndMasking() {
-        let parser = ScanParser(channels: [
+        let parser = ScanLayout(channels: [
             ScanChannel(name: "a", index: 0, type: type("be:s16/16>>0")),
             ScanChannel(name: "b", index: 1, type: type("be:u16/16>>0")),
             ScanChannel(name: "c", index: 2, type: type("le:u10/16>>2")),
@@ -112,7 +113,7 @@ import QiblaCore
             ScanChannel(name: "in_magn_x", index: 0, type: type("le:s16/16>>0")),
             ScanChannel(name: "in_magn_y", index: 1, type: type("le:s16/16>>0")),
         ]
-        let parser = ScanParser(channels: channels)
+        let parser = ScanLayout(channels: channels)
         #expect(parser.channels.map(\.name) == ["in_magn_x", "in_magn_y", "in_magn_z", "in_timestamp"])
         #expect(parser.offsets == [0, 2, 4, 8])
         #expect(parser.scanSizeBytes == 16)
@@ -122,16 +123,16 @@ import QiblaCore
         #expect(parser.decode(Array(scan.prefix(15))) == nil)
 
         // A single 8-bit channel plus timestamp: 1 + 7 padding + 8.
-        let small = ScanParser(channels: [ScanChannel(name: "a", index: 0, type: type("le:u8/8>>0")),
+        let small = ScanLayout(channels: [ScanChannel(name: "a", index: 0, type: type("le:u8/8>>0")),
                                           ScanChannel(name: "in_timestamp", index: 1, type: type("le:s64/64>>0"))])
         #expect(small.offsets == [0, 8] && small.scanSizeBytes == 16)
         // Three 32-bit channels without timestamp: no padding beyond 12.
-        let three = ScanParser(channels: (0..<3).map { ScanChannel(name: "c\($0)", index: $0, type: type("be:s32/32>>0")) })
+        let three = ScanLayout(channels: (0..<3).map { ScanChannel(name: "c\($0)", index: $0, type: type("be:s32/32>>0")) })
         #expect(three.scanSizeBytes == 12)
     }
 
     @Test func decodesRepeatedElements() {
-        let parser = ScanParser(channels: [
+        let parser = ScanLayout(channels: [
             ScanChannel(name: "in_magn", index: 0, type: type("le:s16/16X3>>0")),
             ScanChannel(name: "in_timestamp", index: 1, type: type("le:s64/64>>0")),
         ])

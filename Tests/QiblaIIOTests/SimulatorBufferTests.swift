@@ -1,6 +1,7 @@
 // Buffered mode: scan packing and the FIFO stand-in for /dev/iio:deviceN.
 import Foundation
 import QiblaCore
+import QiblaIIOFormat
 import QiblaSimulator
 import Testing
 
@@ -8,38 +9,38 @@ import Testing
 struct SimulatorBufferTests {
     @Test("scan types parse and encode with sign, shift and endianness")
     func scanTypes() throws {
-        let le = try #require(ScanType(parsing: "le:s16/16>>0\n"))
-        #expect(le.description == "le:s16/16>>0" && le.storageBytes == 2 && le.isSigned && !le.isBigEndian)
-        #expect(le.encode(-2) == [0xFE, 0xFF])
-        #expect(le.encode(40000) == [0xFF, 0x7F])  // saturates
-        let be = try #require(ScanType(parsing: "be:s16/16>>0"))
-        #expect(be.encode(0x1234) == [0x12, 0x34])
-        let shifted = try #require(ScanType(parsing: "le:s12/16>>4"))
-        #expect(shifted.encode(-1) == [0xF0, 0xFF])
-        #expect(shifted.encode(0x7FF) == [0xF0, 0x7F])
-        let ts = try #require(ScanType(parsing: "le:s64/64>>0"))
-        #expect(ts.encode(0x0102030405060708) == [8, 7, 6, 5, 4, 3, 2, 1])
+        let le = try #require(IIOScanElementType(parsing: "le:s16/16>>0\n"))
+        #expect(le.description == "le:s16/16>>0" && le.storageBytes == 2 && le.signedness == .signed && !le.bigEndian)
+        #expect(le.encodeWord(-2) == [0xFE, 0xFF])
+        #expect(le.encodeWord(40000) == [0xFF, 0x7F])  // saturates
+        let be = try #require(IIOScanElementType(parsing: "be:s16/16>>0"))
+        #expect(be.encodeWord(0x1234) == [0x12, 0x34])
+        let shifted = try #require(IIOScanElementType(parsing: "le:s12/16>>4"))
+        #expect(shifted.encodeWord(-1) == [0xF0, 0xFF])
+        #expect(shifted.encodeWord(0x7FF) == [0xF0, 0x7F])
+        let ts = try #require(IIOScanElementType(parsing: "le:s64/64>>0"))
+        #expect(ts.encodeWord(0x0102030405060708) == [8, 7, 6, 5, 4, 3, 2, 1])
         for bad in ["", "le:s16", "xe:s16/16>>0", "le:q16/16>>0", "le:s17/16>>0", "le:s16/24>>0", "le:s12/16>>8"] {
-            #expect(ScanType(parsing: bad) == nil, "\(bad)")
+            #expect(IIOScanElementType(parsing: bad) == nil, "\(bad)")
         }
     }
 
     @Test("layout: index order, natural alignment, padding to the largest element")
     func layouts() throws {
-        let s16 = try #require(ScanType(parsing: "le:s16/16>>0"))
-        let s64 = try #require(ScanType(parsing: "le:s64/64>>0"))
-        let u8 = try #require(ScanType(parsing: "le:u8/8>>0"))
-        let s32 = try #require(ScanType(parsing: "be:s32/32>>0"))
+        let s16 = try #require(IIOScanElementType(parsing: "le:s16/16>>0"))
+        let s64 = try #require(IIOScanElementType(parsing: "le:s64/64>>0"))
+        let u8 = try #require(IIOScanElementType(parsing: "le:u8/8>>0"))
+        let s32 = try #require(IIOScanElementType(parsing: "be:s32/32>>0"))
         let xyzt = ScanLayout(channels: [ScanChannel(name: "t", index: 3, type: s64), ScanChannel(name: "x", index: 0, type: s16),
                                          ScanChannel(name: "y", index: 1, type: s16), ScanChannel(name: "z", index: 2, type: s16)])
         #expect(xyzt.channels.map(\.name) == ["x", "y", "z", "t"])
-        #expect(xyzt.offsets == [0, 2, 4, 8] && xyzt.scanBytes == 16)
+        #expect(xyzt.offsets == [0, 2, 4, 8] && xyzt.scanSizeBytes == 16)
         let mixed = ScanLayout(channels: [ScanChannel(name: "a", index: 0, type: u8), ScanChannel(name: "b", index: 1, type: s32),
                                           ScanChannel(name: "c", index: 2, type: s16)])
-        #expect(mixed.offsets == [0, 4, 8] && mixed.scanBytes == 12)
+        #expect(mixed.offsets == [0, 4, 8] && mixed.scanSizeBytes == 12)
         #expect(mixed.pack(["a": 255, "b": -2, "c": 3]) == [255, 0, 0, 0, 0xFF, 0xFF, 0xFF, 0xFE, 3, 0, 0, 0])
         let xz = ScanLayout(channels: [ScanChannel(name: "x", index: 0, type: s16), ScanChannel(name: "z", index: 2, type: s16)])
-        #expect(xz.offsets == [0, 2] && xz.scanBytes == 4)
+        #expect(xz.offsets == [0, 2] && xz.scanSizeBytes == 4)
     }
 
     @Test("scans in the FIFO decode by hand to the raw values", arguments: [PhoneModel.pinephone, .librem5])

@@ -23,16 +23,6 @@ func isFIFO(_ path: String) -> Bool {
     return stat(path, &info) == 0 && (info.st_mode & S_IFMT) == S_IFIFO
 }
 
-/// Parses "a, b, c; d, e, f; g, h, i".
-func parseMountMatrix(_ text: String) throws -> Matrix3 {
-    let values = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        .split(whereSeparator: { $0 == ";" || $0 == "," })
-        .map { Double($0.trimmingCharacters(in: .whitespaces)) }
-    guard values.count == 9, values.allSatisfy({ $0 != nil }) else { throw SimulatorTestError.unparsable(text) }
-    let v = values.map { $0! }
-    return Matrix3(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8])
-}
-
 /// What a consumer computes from the sysfs files: M · ((raw + offset) × scale), in gauss or m/s²,
 /// returned in µT (magnetometer) or m/s² (accelerometer), plus the worst per-component quantisation
 /// bound in the same unit.
@@ -51,7 +41,7 @@ func readBack(directory: String, kind: SensorKind) throws -> (value: Vector3, qu
     }
     var matrix = Matrix3.identity
     for name in ["mount_matrix", "in_mount_matrix", "in_\(t)_mount_matrix"] where fileExists("\(directory)/\(name)") {
-        matrix = try parseMountMatrix(try readText("\(directory)/\(name)"))
+        matrix = try parseMountMatrixOrThrow(try readText("\(directory)/\(name)"))
     }
     let unit = 1 / kind.kernelUnitsPerSimulatorUnit
     let device = matrix * Vector3(sensor[0], sensor[1], sensor[2]) * unit

@@ -75,7 +75,7 @@ struct SimulatorTreeTests {
         let l5 = "\(librem.sysfs)/bus/iio/devices"
         #expect(try readText("\(l5)/iio:device0/name") == "lsm9ds1_magn\n")
         #expect(try FileManager.default.contentsOfDirectory(atPath: "\(l5)/iio:device0").filter { $0.contains("mount") }.isEmpty)
-        let m = try parseMountMatrix(try readText("\(l5)/iio:device1/mount_matrix"))
+        let m = try parseMountMatrixOrThrow(try readText("\(l5)/iio:device1/mount_matrix"))
         #expect(m.determinant == -1)
 
         let qualcomm = ScratchDirectory()

@@ -61,7 +61,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 return v
             }
             func matrix() throws(ConfigurationError) -> Matrix3 {
-                guard let m = parseMatrix(value) else {
+                guard let m = parseMountMatrix(value) else {
                     throw bad("a mount matrix 'a, b, c; d, e, f; g, h, i' without an all-zero row")
                 }
                 return m
@@ -189,23 +189,3 @@ public func parseHostPort(_ text: String) -> (String, Int)? {
     default: return nil
     }
 }
-
-/// Parses "a, b, c; d, e, f; g, h, i" (rows), the kernel IIO `mount_matrix` format
-/// (Documentation/ABI/testing/sysfs-bus-iio). Rejects a matrix with an all-zero row.
-public func parseMatrix(_ text: String) -> Matrix3? {
-    let rows = text.split(separator: ";")
-    guard rows.count == 3 else { return nil }
-    var values: [Double] = []
-    for row in rows {
-        let cells = row.split(separator: ",")
-        guard cells.count == 3 else { return nil }
-        for cell in cells {
-            guard let v = parseFiniteDouble(cell) else { return nil }
-            values.append(v)
-        }
-    }
-    let m = Matrix3(values[0], values[1], values[2], values[3], values[4], values[5], values[6], values[7], values[8])
-    for row in [m.row0, m.row1, m.row2] where row == .zero { return nil }
-    return m
-}
-

@@ -5,13 +5,9 @@
 // - C callback `user_data` is an `Unmanaged.passRetained` box released by libdbus's free function;
 // - libdbus treats invalid names/strings as programming errors and aborts ("check failed"), so
 //   every string is validated in Swift before it reaches libdbus.
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import CDBus
 import QiblaEventLoop
+import QiblaPlatform
 
 enum LibDBus {
     /// `dbus_threads_init_default()`, once per process, before any other libdbus call.
@@ -539,14 +535,15 @@ enum LibDBus {
     /// State shared by the C callbacks of one attached connection; lives on the loop thread.
     final class LoopBinding {
         let loop: EventLoop
-        let thread: pthread_t
+        /// The loop thread (``QiblaPlatform/PlatformThread/currentID`` when attached).
+        let thread: PlatformThread.ID
         var tokens: [OpaquePointer: EventLoop.Token] = [:]
         var dispatchHook: EventLoop.Token?
         var isClosed = false
 
         init(loop: EventLoop) {
             self.loop = loop
-            self.thread = pthread_self()
+            self.thread = PlatformThread.currentID
         }
 
         func registerWatch(_ watch: OpaquePointer) {
@@ -630,7 +627,7 @@ enum LibDBus {
     /// loop thread itself the loop is awake already, so only other threads post.
     private static let wakeUp: DBusWakeupMainFunction = { data in
         let binding = binding(data)
-        if pthread_equal(pthread_self(), binding.thread) == 0 { binding.loop.post {} }
+        if PlatformThread.currentID != binding.thread { binding.loop.post {} }
     }
 
     // MARK: Filter (all incoming messages → MessageRouter)

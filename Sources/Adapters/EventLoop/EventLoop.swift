@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import QiblaPlatform
 import Synchronization
 import SystemPackage
 
@@ -20,24 +16,11 @@ public final class EventLoop: @unchecked Sendable {
         fileprivate let raw: UInt64
     }
 
-    /// Readiness a watch waits for; `poll(2)`'s `POLLIN` and `POLLOUT`.
-    public struct Interest: OptionSet, Sendable {
-        public let rawValue: Int16
-        public init(rawValue: Int16) { self.rawValue = rawValue }
-        public static let readable = Interest(rawValue: Int16(POLLIN))
-        public static let writable = Interest(rawValue: Int16(POLLOUT))
-    }
+    /// Readiness a watch waits for: `.readable` (`POLLIN`) and `.writable` (`POLLOUT`).
+    public typealias Interest = PollEvents
 
     /// What `poll(2)` reported for a watch. `hangup`/`error` are reported even when not asked for.
-    public struct Readiness: OptionSet, Sendable {
-        public let rawValue: Int16
-        public init(rawValue: Int16) { self.rawValue = rawValue }
-        public static let readable = Readiness(rawValue: Int16(POLLIN))
-        public static let writable = Readiness(rawValue: Int16(POLLOUT))
-        public static let error = Readiness(rawValue: Int16(POLLERR))
-        public static let hangup = Readiness(rawValue: Int16(POLLHUP))
-        public static let invalid = Readiness(rawValue: Int16(POLLNVAL))
-    }
+    public typealias Readiness = PollEvents
 
     private struct Watch {
         var fd: FileDescriptor
@@ -154,20 +137,19 @@ public final class EventLoop: @unchecked Sendable {
         if !posted.withLock({ $0.isEmpty }) { wait = .zero }
 
         if pollSetIsStale { rebuildPollSet() }
-        for i in pollSet.indices { pollSet[i].revents = 0 }
-        let ready = try Syscalls.poll(&pollSet, timeout: wait)
+        let ready = try pollSet.poll(timeout: wait)
         wakeupCount &+= 1
 
         if ready > 0 {
-            if pollSet[0].revents != 0 { wakeup.drain() }
+            if !pollSet.returnedEvents(at: 0).isEmpty { wakeup.drain() }
             // Handlers may add or cancel watches; iterate over this round's snapshot.
             let keys = pollKeys
             let results = pollSet
             for (index, key) in keys.enumerated() {
-                let revents = results[index + 1].revents
+                let readiness = results.returnedEvents(at: index + 1)
                 // The handler may have been cancelled by an earlier handler in this iteration.
-                guard revents != 0, let live = watches[key] else { continue }
-                live.handler(Readiness(rawValue: revents))
+                guard !readiness.isEmpty, let live = watches[key] else { continue }
+                live.handler(readiness)
             }
         }
         fireDueTimers()
@@ -180,17 +162,18 @@ public final class EventLoop: @unchecked Sendable {
 
     /// The `pollfd` array (the eventfd first, then active watches in registration order) is kept
     /// between iterations and rebuilt only when watches change, so a steady loop allocates nothing.
-    private var pollSet: [pollfd] = []
+    private var pollSet = PollSet()
     private var pollKeys: [UInt64] = []
     private var pollSetIsStale = true
 
     private func rebuildPollSet() {
         let ordered = watches.filter { !$0.value.interest.isEmpty }.sorted { $0.key < $1.key }
         pollKeys = ordered.map(\.key)
-        pollSet = [pollfd(fd: wakeup.rawValue, events: Int16(POLLIN), revents: 0)]
+        pollSet.removeAll()
         pollSet.reserveCapacity(ordered.count + 1)
+        pollSet.append(wakeup.fileDescriptor, events: .readable)
         for (_, watch) in ordered {
-            pollSet.append(pollfd(fd: watch.fd.rawValue, events: watch.interest.rawValue, revents: 0))
+            pollSet.append(watch.fd, events: watch.interest)
         }
         pollSetIsStale = false
     }

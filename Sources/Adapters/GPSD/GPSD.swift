@@ -3,14 +3,10 @@
 // Protocol: gpsd_json(5) TPV reports requested with `?WATCH={"enable":true,"json":true}`
 // (libgps' `gps_stream(WATCH_ENABLE | WATCH_JSON)`); fix modes as in gps.h (`MODE_NO_FIX` 1,
 // `MODE_2D` 2, `MODE_3D` 3). All raw libgps access is in LibGPS.swift.
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
 import Logging
 import QiblaCore
 import QiblaEventLoop
+import QiblaPlatform
 import SystemPackage
 
 /// Dimension of a satellite fix, as gpsd's TPV `mode`.
@@ -344,7 +340,7 @@ public final class GPSDPositionSource {
             position: position,
             horizontalAccuracyMetres: Self.horizontalAccuracy(epx: report.epxMetres, epy: report.epyMetres,
                                                               eph: report.ephMetres),
-            timeUnixSeconds: report.timeUnixSeconds ?? Self.wallClockSeconds(),
+            timeUnixSeconds: report.timeUnixSeconds ?? WallClock.nowUnixSeconds(),
             mode: mode, hasAltitude: hasAltitude)
         statistics.fixes += 1
         hasCurrentFix = true
@@ -361,11 +357,6 @@ public final class GPSDPositionSource {
         }
         if eph.isFinite, eph >= 0 { return eph }
         return nil
-    }
-
-    private static func wallClockSeconds() -> Double {
-        let now = clock_gettime_realtime()
-        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 
     // MARK: Fix timeout
@@ -443,10 +434,4 @@ public final class GPSDPositionSource {
 private final class LoopBound<Value: AnyObject>: @unchecked Sendable {
     weak var value: Value?
     init(_ value: Value) { self.value = value }
-}
-
-private func clock_gettime_realtime() -> timespec {
-    var now = timespec()
-    clock_gettime(CLOCK_REALTIME, &now)
-    return now
 }

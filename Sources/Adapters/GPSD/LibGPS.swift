@@ -7,11 +7,8 @@
 // per-version field selection is needed in Swift. `fix.status` is never read (it moved between
 // structs in API 12 and must not gate a fix anyway).
 import CGPS
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import QiblaPlatform
+import SystemPackage
 
 /// Why libgps refused to open a session.
 struct LibGPSError: Error, Sendable, CustomStringConvertible {
@@ -76,12 +73,12 @@ final class LibGPSSession {
     static func open(host: String, port: Int) -> Result<LibGPSSession, LibGPSError> {
         let raw = UnsafeMutableRawPointer.allocate(
             byteCount: MemoryLayout<gps_data_t>.size, alignment: MemoryLayout<gps_data_t>.alignment)
-        memset(raw, 0, MemoryLayout<gps_data_t>.size)
+        raw.initializeMemory(as: UInt8.self, repeating: 0, count: MemoryLayout<gps_data_t>.size)
         let data = raw.bindMemory(to: gps_data_t.self, capacity: 1)
-        errno = 0
+        Errno.current = Errno(rawValue: 0)
         let status = gps_open(host, String(port), data)
         if status != 0 {
-            let code = errno
+            let code = Errno.current.rawValue
             data.deallocate()
             let reason = gps_errstr(code).map { String(cString: $0) } ?? "error \(code)"
             return .failure(LibGPSError(description: reason))
@@ -94,8 +91,7 @@ final class LibGPSSession {
 
     /// Sets `O_NONBLOCK` so `gps_read` returns instead of waiting (libgps maps `EAGAIN` to 0).
     func makeNonBlocking() -> Bool {
-        let flags = fcntl(fileDescriptor, F_GETFL)
-        return flags >= 0 && fcntl(fileDescriptor, F_SETFL, flags | O_NONBLOCK) == 0
+        (try? FileDescriptor(rawValue: fileDescriptor).setNonBlocking()) != nil
     }
 
     /// `gps_stream(WATCH_ENABLE | WATCH_JSON)`: asks gpsd for JSON reports (and to power the receiver).
@@ -111,25 +107,7 @@ final class LibGPSSession {
     /// libgps sends with `write(2)`, which raises SIGPIPE (fatal by default) if gpsd already closed the
     /// socket. Block SIGPIPE on this thread for the call and discard one that became pending
     /// (the usual POSIX recipe; the write then fails with EPIPE and gps_stream returns -1).
-    private func withoutSIGPIPE<T>(_ body: () -> T) -> T {
-        var pipeOnly = sigset_t()
-        var previous = sigset_t()
-        sigemptyset(&pipeOnly)
-        sigaddset(&pipeOnly, SIGPIPE)
-        var alreadyPending = sigset_t()
-        sigpending(&alreadyPending)
-        let wasPending = sigismember(&alreadyPending, SIGPIPE) == 1
-        pthread_sigmask(SIG_BLOCK, &pipeOnly, &previous)
-        let result = body()
-        var pending = sigset_t()
-        sigpending(&pending)
-        if !wasPending, sigismember(&pending, SIGPIPE) == 1 {
-            var zero = timespec()
-            _ = sigtimedwait(&pipeOnly, nil, &zero)
-        }
-        pthread_sigmask(SIG_SETMASK, &previous, nil)
-        return result
-    }
+    private func withoutSIGPIPE<T>(_ body: () -> T) -> T { Signal.pipe.suppressed(during: body) }
 
     /// Whether libgps holds buffered bytes or the socket is readable now (`gps_waiting(data, 0)`).
     var hasBufferedData: Bool { isOpen && gps_waiting(data, 0) }
@@ -174,34 +152,16 @@ final class LibGPSSession {
         let result: Result<LibGPSSession, LibGPSError>
     }
 
-    /// Runs ``open(host:port:)`` on a short-lived detached POSIX thread, then calls `completion` on that
-    /// thread (the caller posts it to its loop). Returns false if the thread could not be created.
+    /// Runs ``open(host:port:)`` on a short-lived detached thread (``QiblaPlatform/PlatformThread``),
+    /// then calls `completion` on that thread (the caller posts it to its loop). Returns false if
+    /// the thread could not be created.
     static func openInBackground(host: String, port: Int,
                                  completion: @escaping @Sendable (Transfer) -> Void) -> Bool {
-        let job = ConnectJob(host: host, port: port, completion: completion)
-        let context = Unmanaged.passRetained(job).toOpaque()
-        var thread = pthread_t()
-        let status = pthread_create(&thread, nil, { context in
-            let job = Unmanaged<ConnectJob>.fromOpaque(context!).takeRetainedValue()
-            job.completion(Transfer(result: LibGPSSession.open(host: job.host, port: job.port)))
-            return nil
-        }, context)
-        if status != 0 {
-            Unmanaged<ConnectJob>.fromOpaque(context).release()
+        do {
+            try PlatformThread.start { _ in completion(Transfer(result: LibGPSSession.open(host: host, port: port))) }
+            return true
+        } catch {
             return false
-        }
-        pthread_detach(thread)
-        return true
-    }
-
-    private final class ConnectJob: Sendable {
-        let host: String
-        let port: Int
-        let completion: @Sendable (Transfer) -> Void
-        init(host: String, port: Int, completion: @escaping @Sendable (Transfer) -> Void) {
-            self.host = host
-            self.port = port
-            self.completion = completion
         }
     }
 }

@@ -5,6 +5,8 @@
 import Logging
 import QiblaCore
 import QiblaEventLoop
+import QiblaIIOFormat
+import QiblaPlatform
 import SystemPackage
 
 final class BufferedDriver: SensorDriver {
@@ -20,7 +22,7 @@ final class BufferedDriver: SensorDriver {
     private var descriptor: FileDescriptor?
     private var watchToken: EventLoop.Token?
     private var watchdogToken: EventLoop.Token?
-    private var parser: ScanParser?
+    private var parser: ScanLayout?
     private var axisChannels: [Int] = []
     private var timestampChannel: Int?
     private var remainder: [UInt8] = []
@@ -66,16 +68,16 @@ final class BufferedDriver: SensorDriver {
         var channels: [ScanChannel] = []
         for element in elements where SysfsAttribute.readTrimmed("\(scanDirectory)/\(element)_en") == "1" {
             guard let typeText = SysfsAttribute.readTrimmed("\(scanDirectory)/\(element)_type"),
-                  let type = IIOScanElementType.parse(typeText) else {
+                  let type = IIOScanElementType(parsing: typeText) else {
                 throw SensorSetupError("\(device): unparseable \(element)_type")
             }
             guard let indexText = SysfsAttribute.readTrimmed("\(scanDirectory)/\(element)_index"),
-                  let index = parseIIOInteger(indexText), index >= 0 else {
+                  let index = parseDecimalInteger(indexText), index >= 0 else {
                 throw SensorSetupError("\(device): unparseable \(element)_index")
             }
             channels.append(ScanChannel(name: element, index: index, type: type))
         }
-        let parser = ScanParser(channels: channels)
+        let parser = ScanLayout(channels: channels)
         axisChannels = []
         for axis in wanted.prefix(3) {
             guard let index = parser.channelIndex(named: axis) else {
@@ -197,7 +199,7 @@ final class BufferedDriver: SensorDriver {
                     let raw = Vector3(Double(values[axisChannels[0]][0]), Double(values[axisChannels[1]][0]),
                                       Double(values[axisChannels[2]][0]))
                     guard let vector = calibration.apply(raw: raw) else { continue }
-                    let timestamp = timestampChannel.map { values[$0][0] } ?? monotonicNanoseconds()
+                    let timestamp = timestampChannel.map { values[$0][0] } ?? MonotonicClock.nowNanoseconds()
                     samples.append(SensorSample(kind: calibration.kind, vector: vector, timestampNanoseconds: timestamp))
                 }
             }

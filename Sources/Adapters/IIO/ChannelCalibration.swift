@@ -40,7 +40,7 @@ func readAxisCalibration(device: IIODevice, kind: SensorKind, mountMatrix: Matri
         let prefix = "\(device.sysfsPath)/in_\(kind.channelPrefix)"
         for path in ["\(prefix)_\(axis)_\(suffix)", "\(prefix)_\(suffix)"] {
             guard let text = try? SysfsAttribute.readText(path) else { continue }
-            guard let value = parseIIODecimal(text) else {
+            guard let value = parseFiniteDouble(text) else {
                 throw SensorSetupError("\(device): unparseable \(path): \"\(SysfsAttribute.trimmed(text))\"")
             }
             return value

@@ -1,8 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+import QiblaPlatform
 
 extension IIODevice {
     /// Where the device sits in the kernel's device tree, stable across reboots as long as the
@@ -16,10 +12,11 @@ extension IIODevice {
         return trimmed.isEmpty ? sysfsPath : trimmed
     }
 
-    /// `realpath(3)`: the path with every symlink resolved, or nil.
+    /// The target of the symlink at `path` (`readlink(2)`), made absolute; nil when it is not a link.
     private static func resolvedPath(_ path: String) -> String? {
-        guard let resolved = realpath(path, nil) else { return nil }
-        defer { free(resolved) }
-        return String(cString: resolved)
+        guard let target = try? FileSystem.destinationOfSymbolicLink(path) else { return nil }
+        if target.hasPrefix("/") { return target }
+        guard let slash = path.lastIndex(of: "/") else { return target }
+        return String(path[..<slash]) + "/" + target
     }
 }

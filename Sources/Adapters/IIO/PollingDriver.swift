@@ -4,6 +4,7 @@
 import Logging
 import QiblaCore
 import QiblaEventLoop
+import QiblaPlatform
 import SystemPackage
 
 final class PollingDriver: SensorDriver, @unchecked Sendable {
@@ -14,7 +15,7 @@ final class PollingDriver: SensorDriver, @unchecked Sendable {
     private let logger: Logger
     private let sink: SensorDriverSink
     // Loop-thread state.
-    private var thread: SensorThread?
+    private var thread: PlatformThread?
     private var active = false
     private var restorer = AttributeRestorer()
 
@@ -25,7 +26,7 @@ final class PollingDriver: SensorDriver, @unchecked Sendable {
     }
 
     /// The reading thread, for tests that check it exits after ``stop()``.
-    var readingThread: SensorThread? { thread }
+    var readingThread: PlatformThread? { thread }
 
     func start() throws(SensorSetupError) {
         let prefix = "\(device.sysfsPath)/in_\(calibration.kind.channelPrefix)"
@@ -52,14 +53,14 @@ final class PollingDriver: SensorDriver, @unchecked Sendable {
                 let driver = self
                 loop.post { driver?.handle(report) }
             }
-            thread = try SensorThread.start { thread in
+            thread = try PlatformThread.start { thread in
                 Self.readLoop(thread: thread, axes: axes, calibration: calibration, interval: interval, hook: hook,
                               report: forward)
             }
         } catch {
             active = false
             restorer.restoreAll(logger: logger)
-            throw error
+            throw SensorSetupError("\(device): cannot start the reading thread: \(error)")
         }
     }
 
@@ -89,7 +90,7 @@ final class PollingDriver: SensorDriver, @unchecked Sendable {
     }
 
     /// The thread body: read x, y, z; publish or count a drop; sleep (stop-aware) until the next period.
-    private static func readLoop(thread: SensorThread, axes: [SysfsAttribute], calibration: AxisCalibration,
+    private static func readLoop(thread: PlatformThread, axes: [SysfsAttribute], calibration: AxisCalibration,
                                  interval: Duration, hook: (@Sendable (String) -> Void)?,
                                  report: (Report) -> Void) {
         let clock = ContinuousClock()
@@ -100,7 +101,7 @@ final class PollingDriver: SensorDriver, @unchecked Sendable {
             var timestamp: Int64 = 0
             for (index, axis) in axes.enumerated() {
                 hook?(axis.path)
-                if index == 0 { timestamp = monotonicNanoseconds() }
+                if index == 0 { timestamp = MonotonicClock.nowNanoseconds() }
                 let text: String
                 do { text = try axis.read() } catch {
                     if !thread.isStopRequested {
@@ -108,7 +109,7 @@ final class PollingDriver: SensorDriver, @unchecked Sendable {
                     }
                     return
                 }
-                if let value = parseIIODecimal(text) { raw.append(value) } else { dropped += 1 }
+                if let value = parseFiniteDouble(text) { raw.append(value) } else { dropped += 1 }
             }
             if thread.isStopRequested { return }
             if dropped > 0 {

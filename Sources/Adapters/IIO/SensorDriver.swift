@@ -1,6 +1,7 @@
 // The one protocol every driver kind implements (cf. iio-sensor-proxy's drv-iio-poll-*.c and
 // drv-iio-buffer-*.c behind one driver struct), and what drivers share.
 import Logging
+import QiblaCore
 import SystemPackage
 
 /// Callbacks from a driver to its ``SensorHub``; always invoked on the event loop's thread.
@@ -60,13 +61,13 @@ func configureSamplingFrequency(device: IIODevice, kind: SensorKind, requestedHe
             return "\(base) has no list of available rates; reading what the device gives"
         }
         let tokens = availableText.split(whereSeparator: { $0 == " " || $0 == "\t" }).map(String.init)
-        let rates = tokens.compactMap { token in parseIIODecimal(token).map { (token, $0) } }.filter { $0.1 > 0 }
+        let rates = tokens.compactMap { token in parseFiniteDouble(token).map { (token, $0) } }.filter { $0.1 > 0 }
         guard let fastest = rates.max(by: { $0.1 < $1.1 }) else {
             return "\(base)_available is unusable (\"\(availableText)\"); reading what the device gives"
         }
         let chosen = rates.filter { $0.1 >= requestedHertz }.min(by: { $0.1 < $1.1 }) ?? fastest
         guard Sysfs.isWritable(path) else { return "\(base) is read-only; reading what the device gives" }
-        if let current = SysfsAttribute.readTrimmed(path).flatMap({ parseIIODecimal($0) }), current == chosen.1 {
+        if let current = SysfsAttribute.readTrimmed(path).flatMap({ parseFiniteDouble($0) }), current == chosen.1 {
             return "\(base) already \(chosen.0) Hz"
         }
         do {

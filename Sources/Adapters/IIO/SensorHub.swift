@@ -3,6 +3,7 @@
 import Logging
 import QiblaCore
 import QiblaEventLoop
+import QiblaPlatform
 
 /// The IIO sensor layer as the daemon sees it.
 ///
@@ -24,7 +25,7 @@ public final class SensorHub: @unchecked Sendable {
     /// The magnetometer in use (set just before `.available` is reported; nil while none).
     public private(set) var magnetometerDevice: IIODevice?
     /// Threads of polling drivers stopped most recently (tests check they exit).
-    private(set) var stoppedThreads: [SensorThread] = []
+    private(set) var stoppedThreads: [PlatformThread] = []
 
     public init(configuration: SensorConfiguration, loop: EventLoop, logger: Logger,
                 onEvent: @escaping (SensorEvent) -> Void) {

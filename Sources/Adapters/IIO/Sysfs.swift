@@ -1,10 +1,6 @@
-// File access for sysfs attributes and device nodes. swift-system for open/pread/write/close; Glibc
-// only for what swift-system lacks (directory listing, access(2)).
-#if canImport(Glibc)
-import Glibc
-#elseif canImport(Musl)
-import Musl
-#endif
+// File access for sysfs attributes and device nodes: swift-system for open/pread/write/close,
+// QiblaPlatform for what swift-system lacks (directory listing, access(2)).
+import QiblaPlatform
 import SystemPackage
 
 /// An open sysfs attribute, re-read with `pread` at offset 0 (sysfs regenerates the text on every read
@@ -15,7 +11,7 @@ final class SysfsAttribute: @unchecked Sendable {
 
     init(path: String) throws(Errno) {
         self.path = path
-        descriptor = try withErrno { try FileDescriptor.open(path, .readOnly, options: [.closeOnExec]) }
+        descriptor = try FileSystem.open(path, .readOnly)
     }
 
     deinit { try? descriptor.close() }
@@ -27,7 +23,7 @@ final class SysfsAttribute: @unchecked Sendable {
 
     private static func pread(_ descriptor: FileDescriptor) throws(Errno) -> String {
         var buffer = [UInt8](repeating: 0, count: 4096)
-        let count = try withErrno {
+        let count = try FileSystem.errno {
             try buffer.withUnsafeMutableBytes { raw in
                 try descriptor.read(fromAbsoluteOffset: 0, into: raw, retryOnInterrupt: true)
             }
@@ -37,7 +33,7 @@ final class SysfsAttribute: @unchecked Sendable {
 
     /// Reads a whole attribute once (open, pread, close).
     static func readText(_ path: String) throws(Errno) -> String {
-        let descriptor = try withErrno { try FileDescriptor.open(path, .readOnly, options: [.closeOnExec]) }
+        let descriptor = try FileSystem.open(path, .readOnly)
         defer { try? descriptor.close() }
         return try pread(descriptor)
     }
@@ -50,9 +46,9 @@ final class SysfsAttribute: @unchecked Sendable {
 
     /// Writes `value` to an attribute in a single `write` (sysfs stores only the first write).
     static func write(_ value: String, to path: String) throws(Errno) {
-        let descriptor = try withErrno { try FileDescriptor.open(path, .writeOnly, options: [.closeOnExec, .truncate]) }
+        let descriptor = try FileSystem.open(path, .writeOnly, options: [.truncate])
         defer { try? descriptor.close() }
-        _ = try withErrno { try descriptor.writeAll(Array(value.utf8)) }
+        _ = try FileSystem.errno { try descriptor.writeAll(Array(value.utf8)) }
     }
 
     static func trimmed(_ text: String) -> String {
@@ -65,34 +61,11 @@ final class SysfsAttribute: @unchecked Sendable {
 
 enum Sysfs {
     /// Names in `directory` (no "." or ".."), or `[]` if it cannot be listed.
-    static func list(_ directory: String) -> [String] {
-        guard let handle = opendir(directory) else { return [] }
-        defer { closedir(handle) }
-        var names: [String] = []
-        while let entry = readdir(handle) {
-            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
-                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
-            }
-            if name != "." && name != ".." { names.append(name) }
-        }
-        return names
-    }
+    static func list(_ directory: String) -> [String] { FileSystem.contentsOfDirectory(directory) }
 
     /// Whether `path` exists (following symlinks, as sysfs device links are).
-    static func exists(_ path: String) -> Bool { access(path, F_OK) == 0 }
+    static func exists(_ path: String) -> Bool { FileSystem.exists(path) }
 
     /// Whether `path` exists and is writable by this process.
-    static func isWritable(_ path: String) -> Bool { access(path, W_OK) == 0 }
-}
-
-/// Nanoseconds of `CLOCK_MONOTONIC`, the clock samples are stamped with when polling.
-func monotonicNanoseconds() -> Int64 {
-    var now = timespec()
-    clock_gettime(CLOCK_MONOTONIC, &now)
-    return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
-}
-
-/// Runs a swift-system call (untyped `throws`) and rethrows its `Errno`.
-func withErrno<T>(_ body: () throws -> T) throws(Errno) -> T {
-    do { return try body() } catch let error as Errno { throw error } catch { throw Errno.ioError }
+    static func isWritable(_ path: String) -> Bool { FileSystem.isWritable(path) }
 }

@@ -74,11 +74,4 @@ extension String {
     public func trimmingWhitespace() -> Substring { self[...].trimmingWhitespace() }
 }
 
-/// Parses a decimal number the way the files are written: `-12.5`, `1e-3`; never locale-dependent.
-/// Rejects empty text, non-finite values, hexadecimal and anything with trailing garbage.
-public func parseFiniteDouble<S: StringProtocol>(_ text: S) -> Double? {
-    let trimmed = String(text).trimmingWhitespace()
-    guard !trimmed.isEmpty, !trimmed.lowercased().contains("x"),
-          let value = Double(trimmed), value.isFinite else { return nil }
-    return value
-}
+// Numbers in these files are parsed with QiblaCore's `parseFiniteDouble` (one parser for the project).

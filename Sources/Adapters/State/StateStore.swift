@@ -1,5 +1,6 @@
 import Logging
 import QiblaCore
+import QiblaPlatform
 import SystemPackage
 
 /// Why a state document does not decode.
@@ -132,13 +133,13 @@ public final class StateStore: Sendable {
 
     public func remove(_ name: String) throws(Errno) {
         guard FileSystem.exists(path(name)) else { return }
-        if unlinkFile(path(name)) != 0 { throw Errno.current }
+        try FileSystem.unlink(path(name))
         FileSystem.syncDirectory(containing: path(name))
     }
 
     /// Renames a bad file to `NAME.corrupt-UNIXTIME` so nothing is lost, and says so.
     public func setAside(_ name: String, reason: String) -> StateFileProblem {
-        let target = path(name) + ".corrupt-\(Int(FileSystem.wallClockSeconds()))"
+        let target = path(name) + ".corrupt-\(Int(WallClock.nowUnixSeconds()))"
         do {
             try FileSystem.rename(path(name), target)
             return StateFileProblem(file: path(name), reason: reason, setAsidePath: target)

@@ -1,3 +1,4 @@
+import QiblaPlatform
 import SystemPackage
 
 /// Reads a UTF-8 text file (at most 1 MiB): nil when it does not exist, a message on any other problem.

@@ -1,34 +1,19 @@
-#if canImport(Glibc)
-@_exported import func Glibc.sin
-@_exported import func Glibc.cos
-@_exported import func Glibc.tan
-@_exported import func Glibc.atan2
-@_exported import func Glibc.asin
-@_exported import func Glibc.acos
-@_exported import func Glibc.atan
-@_exported import func Glibc.hypot
-@_exported import func Glibc.sqrt
-@_exported import func Glibc.pow
-@_exported import func Glibc.fmod
-@_exported import func Glibc.remainder
-@_exported import func Glibc.log
-@_exported import func Glibc.exp
-#elseif canImport(Musl)
-@_exported import func Musl.sin
-@_exported import func Musl.cos
-@_exported import func Musl.tan
-@_exported import func Musl.atan2
-@_exported import func Musl.asin
-@_exported import func Musl.acos
-@_exported import func Musl.atan
-@_exported import func Musl.hypot
-@_exported import func Musl.sqrt
-@_exported import func Musl.pow
-@_exported import func Musl.fmod
-@_exported import func Musl.remainder
-@_exported import func Musl.log
-@_exported import func Musl.exp
-#endif
+// The C math functions QiblaCore uses, imported one by one from libm (math.h through the CMath
+// shim, the same on glibc and musl) and re-exported, so no QiblaCore file imports the C library.
+@_exported import func CMath.sin
+@_exported import func CMath.cos
+@_exported import func CMath.tan
+@_exported import func CMath.atan2
+@_exported import func CMath.asin
+@_exported import func CMath.acos
+@_exported import func CMath.atan
+@_exported import func CMath.hypot
+@_exported import func CMath.sqrt
+@_exported import func CMath.pow
+@_exported import func CMath.fmod
+@_exported import func CMath.remainder
+@_exported import func CMath.log
+@_exported import func CMath.exp
 
 /// Angle helpers shared by geodesy, WMM and the heading pipeline. Degrees throughout.
 public enum Angle {

@@ -1,0 +1,152 @@
+import SystemPackage
+
+/// Whole-file and directory operations that swift-system does not offer, on paths as `String`s.
+/// Open, read, write and close go through swift-system's `FileDescriptor` (which retries `EINTR`);
+/// the rest are single system calls named in each doc, also retried on `EINTR`.
+public enum FileSystem {
+    /// Reads a whole file (`open(2)` + `read(2)`), or nil when it does not exist (`ENOENT`).
+    /// - Throws: `Errno.fileTooLarge` beyond `limit` bytes, any other `Errno` of open or read.
+    public static func readFile(_ path: String, limit: Int = 1 << 20) throws(Errno) -> [UInt8]? {
+        let fd: FileDescriptor
+        do {
+            fd = try open(path, .readOnly)
+        } catch {
+            if error == .noSuchFileOrDirectory { return nil }
+            throw error
+        }
+        defer { try? fd.close() }
+        var bytes: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 4096)
+        while true {
+            let n = try errno { try chunk.withUnsafeMutableBytes { try fd.read(into: $0) } }
+            if n == 0 { break }
+            bytes.append(contentsOf: chunk[0..<n])
+            if bytes.count > limit { throw .fileTooLarge }
+        }
+        return bytes
+    }
+
+    /// Reads a whole file as UTF-8 text (invalid bytes replaced), or nil when it cannot be read.
+    public static func readText(_ path: String, limit: Int = 1 << 20) -> String? {
+        guard let bytes = try? readFile(path, limit: limit) else { return nil }
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    /// Writes `bytes` to `path` atomically: a temporary file in the same directory, `fsync(2)`,
+    /// `rename(2)`, then `fsync(2)` of the directory so the rename itself survives a power cut.
+    public static func writeFileAtomically(_ path: String, _ bytes: some Sequence<UInt8>,
+                                           permissions: FilePermissions = [.ownerReadWrite]) throws(Errno) {
+        let temporary = path + ".tmp"
+        do {
+            let fd = try open(temporary, .writeOnly, options: [.create, .truncate], permissions: permissions)
+            try errno {
+                try fd.closeAfter {
+                    _ = try fd.writeAll(bytes)
+                    try fd.sync()
+                }
+            }
+            try Syscalls.renameItem(temporary, path)
+        } catch {
+            try? Syscalls.unlinkFile(temporary)
+            throw error
+        }
+        syncDirectory(containing: path)
+    }
+
+    /// `fsync(2)` of the directory holding `path` (best effort: some file systems refuse it).
+    public static func syncDirectory(containing path: String) {
+        let directory = String(path[..<(path.lastIndex(of: "/") ?? path.startIndex)])
+        guard let fd = try? open(directory.isEmpty ? "." : directory, .readOnly, options: [.directory]) else { return }
+        try? fd.sync()
+        try? fd.close()
+    }
+
+    /// `rename(2)`: atomically replaces `to` by `from`.
+    public static func rename(_ from: String, _ to: String) throws(Errno) { try Syscalls.renameItem(from, to) }
+
+    /// `unlink(2)`: removes a file or link.
+    public static func unlink(_ path: String) throws(Errno) { try Syscalls.unlinkFile(path) }
+
+    /// `mkdir -p`: creates `path` and missing parents with `permissions` (existing ones are kept).
+    public static func createDirectories(_ path: String,
+                                         permissions: FilePermissions = [.ownerReadWriteExecute]) throws(Errno) {
+        var current = path.hasPrefix("/") ? "" : "."
+        for component in path.split(separator: "/") {
+            current += "/" + component
+            do { try Syscalls.makeDirectory(current, mode: UInt32(permissions.rawValue)) } catch {
+                if error != .fileExists { throw error }
+            }
+        }
+    }
+
+    /// `mkdtemp(3)`: a new directory `<parent>/<prefix>XXXXXX`, mode 0700; returns its path.
+    public static func createTemporaryDirectory(in parent: String, prefix: String) throws(Errno) -> String {
+        try Syscalls.makeTemporaryDirectory("\(parent)/\(prefix)XXXXXX")
+    }
+
+    /// `rm -rf` without a process: removes `path` and everything below it (`lstat(2)`, `opendir(3)`,
+    /// `unlink(2)`, `rmdir(2)`). Symbolic links are removed, never followed. A missing `path` is not an error.
+    public static func removeRecursively(_ path: String) throws(Errno) {
+        let isDirectory: Bool
+        do { isDirectory = try Syscalls.isDirectoryNotFollowingLinks(path) } catch {
+            if error == .noSuchFileOrDirectory { return }
+            throw error
+        }
+        if isDirectory {
+            for name in try Syscalls.listDirectory(path) { try removeRecursively(path + "/" + name) }
+            try Syscalls.removeDirectory(path)
+        } else {
+            try Syscalls.unlinkFile(path)
+        }
+    }
+
+    /// Names in `directory` without "." and ".." (`opendir(3)`/`readdir(3)`), or `[]` if it cannot be listed.
+    public static func contentsOfDirectory(_ directory: String) -> [String] {
+        (try? Syscalls.listDirectory(directory)) ?? []
+    }
+
+    /// Whether `path` exists, following symbolic links (`access(2)` `F_OK`).
+    public static func exists(_ path: String) -> Bool { Syscalls.isAccessible(path, writable: false) }
+
+    /// Whether `path` exists as a name, even as a dangling symbolic link (`lstat(2)`).
+    public static func existsWithoutFollowingLinks(_ path: String) -> Bool { Syscalls.existsNotFollowingLinks(path) }
+
+    /// Whether this process may write `path` (`access(2)` `W_OK`).
+    public static func isWritable(_ path: String) -> Bool { Syscalls.isAccessible(path, writable: true) }
+
+    /// `mkfifo(3)`: creates a named pipe (replacing whatever was at `path`).
+    public static func createFIFO(_ path: String, permissions: FilePermissions = [.ownerReadWrite, .groupRead, .otherRead]) throws(Errno) {
+        try? Syscalls.unlinkFile(path)
+        try Syscalls.makeFIFO(path, mode: UInt32(permissions.rawValue))
+    }
+
+    /// The target of a symbolic link (`readlink(2)`), e.g. `/proc/self/exe`.
+    public static func destinationOfSymbolicLink(_ path: String) throws(Errno) -> String {
+        try Syscalls.readSymbolicLink(path)
+    }
+
+    /// `FileDescriptor.open` (always `O_CLOEXEC`) through a C string: building a `FilePath` per call
+    /// costs far more than the system call in debug builds, and sysfs attributes are opened often.
+    public static func open(_ path: String, _ mode: FileDescriptor.AccessMode, options: FileDescriptor.OpenOptions = [],
+                            permissions: FilePermissions? = nil) throws(Errno) -> FileDescriptor {
+        try errno {
+            try path.withCString { p in
+                try FileDescriptor.open(p, mode, options: options.union(.closeOnExec), permissions: permissions,
+                                        retryOnInterrupt: true)
+            }
+        }
+    }
+
+    /// Runs a swift-system call (untyped `throws`) and rethrows its `Errno` typed.
+    public static func errno<T>(_ body: () throws -> T) throws(Errno) -> T {
+        do { return try body() } catch let error as Errno { throw error } catch { throw Errno.ioError }
+    }
+}
+
+extension Errno {
+    /// The calling thread's `errno`, for C libraries (libgps) that report failure through it.
+    public static var current: Errno {
+        get { Syscalls.lastError }
+        set { Syscalls.lastError = newValue }
+    }
+}

@@ -1,0 +1,347 @@
+// The one file of the whole project that imports the C library (glibc on Debian, musl on
+// postmarketOS/Alpine) and the one place where QiblaPlatform handles raw pointers. Every function
+// here is a thin call of one C function (man-page section in the doc), retrying `EINTR` where a
+// retry is correct, and reporting failure as `Errno`. The typed API lives in the other files of
+// this folder; nothing outside `Sources/Platform/` imports Glibc or Musl (LibcImportTests checks).
+#if canImport(Glibc)
+import Glibc
+#elseif canImport(Musl)
+import Musl
+#else
+#error("QiblaPlatform supports Linux with glibc or musl")
+#endif
+import CLinux
+import SystemPackage
+
+enum Syscalls {
+    /// glibc `mallinfo2(3)`: bytes allocated on the heap; nil where the C library has no such call.
+    static func heapBytesInUse() -> Int? {
+        let bytes = qiblad_heap_bytes_in_use()
+        return bytes >= 0 ? Int(bytes) : nil
+    }
+
+    /// The calling thread's C `errno`.
+    static var lastError: Errno {
+        get { Errno(rawValue: errno) }
+        set { errno = newValue.rawValue }
+    }
+
+    /// Runs `body` until it does not fail with `EINTR`; a negative result becomes `errno`.
+    @inline(__always)
+    static func retrying<R: BinaryInteger>(_ body: () -> R) throws(Errno) -> R {
+        while true {
+            let result = body()
+            if result >= 0 { return result }
+            let error = lastError
+            if error != .interrupted { throw error }
+        }
+    }
+
+    /// Like ``retrying(_:)`` for calls that return the error number instead of setting `errno`
+    /// (`posix_spawn`, `pthread_*`).
+    static func checkingReturnedError(_ result: Int32) throws(Errno) {
+        if result != 0 { throw Errno(rawValue: result) }
+    }
+
+    // MARK: Clocks (clock_gettime(2), nanosleep(2), gmtime_r(3))
+
+    static func clockNanoseconds(realtime: Bool) -> Int64 {
+        var now = timespec()
+        clock_gettime(realtime ? CLOCK_REALTIME : CLOCK_MONOTONIC, &now)
+        return Int64(now.tv_sec) * 1_000_000_000 + Int64(now.tv_nsec)
+    }
+
+    static func sleep(nanoseconds: Int64) {
+        guard nanoseconds > 0 else { return }
+        var request = timespec(tv_sec: Int(nanoseconds / 1_000_000_000), tv_nsec: Int(nanoseconds % 1_000_000_000))
+        var remaining = timespec()
+        while nanosleep(&request, &remaining) != 0, lastError == .interrupted { request = remaining }
+    }
+
+    /// (year, month 1–12, day, hour, minute, second) in UTC.
+    static func utcComponents(unixSeconds: Int64) -> (Int, Int, Int, Int, Int, Int) {
+        var seconds = time_t(unixSeconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        return (Int(parts.tm_year) + 1900, Int(parts.tm_mon) + 1, Int(parts.tm_mday),
+                Int(parts.tm_hour), Int(parts.tm_min), Int(parts.tm_sec))
+    }
+
+    // MARK: poll(2)
+
+    typealias PollEntry = pollfd
+    static let pollIn = Int16(POLLIN), pollOut = Int16(POLLOUT), pollError = Int16(POLLERR)
+    static let pollHangup = Int16(POLLHUP), pollInvalid = Int16(POLLNVAL)
+
+    static func pollEntry(_ fd: Int32, events: Int16) -> pollfd { pollfd(fd: fd, events: events, revents: 0) }
+    static func returnedEvents(_ entry: pollfd) -> Int16 { entry.revents }
+    static func clearReturnedEvents(_ entries: inout [pollfd]) {
+        for index in entries.indices { entries[index].revents = 0 }
+    }
+
+    /// `poll(2)`, retrying on `EINTR` with the same timeout; -1 milliseconds waits forever.
+    static func pollRetrying(_ entries: inout [pollfd], milliseconds: Int32) throws(Errno) -> Int {
+        let count = nfds_t(entries.count)
+        return Int(try retrying { entries.withUnsafeMutableBufferPointer { poll($0.baseAddress, count, milliseconds) } })
+    }
+
+    // MARK: eventfd(2), timerfd_create(2), signalfd(2)
+
+    static func makeEventFD() throws(Errno) -> Int32 {
+        try retrying { eventfd(0, Int32(EFD_NONBLOCK | EFD_CLOEXEC)) }
+    }
+
+    /// Writes or reads the 8-byte counter of an eventfd or timerfd; `nil` when nothing was there (`EAGAIN`).
+    static func isTerminal(_ fd: Int32) -> Bool { isatty(fd) == 1 }
+
+    static func writeCounter(_ fd: Int32, _ value: UInt64) {
+        var value = value
+        _ = try? retrying { withUnsafeBytes(of: &value) { write(fd, $0.baseAddress, 8) } }
+    }
+
+    static func readCounter(_ fd: Int32) -> UInt64? {
+        var value: UInt64 = 0
+        guard let n = try? retrying({ withUnsafeMutableBytes(of: &value) { read(fd, $0.baseAddress, 8) } }), n == 8
+        else { return nil }
+        return value
+    }
+
+    static func makeTimerFD(monotonic: Bool) throws(Errno) -> Int32 {
+        try retrying { timerfd_create(monotonic ? CLOCK_MONOTONIC : CLOCK_REALTIME, Int32(TFD_NONBLOCK | TFD_CLOEXEC)) }
+    }
+
+    static func timerfdSet(_ fd: Int32, firstNanoseconds: Int64, intervalNanoseconds: Int64) throws(Errno) {
+        func spec(_ ns: Int64) -> timespec { timespec(tv_sec: Int(ns / 1_000_000_000), tv_nsec: Int(ns % 1_000_000_000)) }
+        var value = itimerspec(it_interval: spec(intervalNanoseconds), it_value: spec(firstNanoseconds))
+        _ = try retrying { timerfd_settime(fd, 0, &value, nil) }
+    }
+
+    private static func signalSet(_ signals: [Int32]) -> sigset_t {
+        var set = sigset_t()
+        sigemptyset(&set)
+        for signal in signals { sigaddset(&set, signal) }
+        return set
+    }
+
+    /// `pthread_sigmask(SIG_BLOCK)` for the calling thread (threads started later inherit it).
+    static func block(_ signals: [Int32]) throws(Errno) {
+        var set = signalSet(signals)
+        try checkingReturnedError(pthread_sigmask(SIG_BLOCK, &set, nil))
+    }
+
+    static func makeSignalFD(_ signals: [Int32]) throws(Errno) -> Int32 {
+        var set = signalSet(signals)
+        return try retrying { signalfd(-1, &set, Int32(SFD_NONBLOCK | SFD_CLOEXEC)) }
+    }
+
+    /// One `signalfd_siginfo` from a non-blocking signalfd: the signal number, or nil when none is queued.
+    static func readSignal(_ fd: Int32) -> Int32? {
+        var info = signalfd_siginfo()
+        let size = MemoryLayout<signalfd_siginfo>.size
+        guard let n = try? retrying({ withUnsafeMutableBytes(of: &info) { read(fd, $0.baseAddress, size) } }), n == size
+        else { return nil }
+        return Int32(info.ssi_signo)
+    }
+
+    /// Runs `body` with `signal` blocked on this thread and discards one instance of it that `body`
+    /// raised and left pending (the POSIX recipe for SIGPIPE-free writes: sigpending + sigtimedwait).
+    static func withSignalSuppressed<T>(_ signal: Int32, _ body: () -> T) -> T {
+        var only = signalSet([signal])
+        var previous = sigset_t()
+        var pending = sigset_t()
+        sigpending(&pending)
+        let wasPending = sigismember(&pending, signal) == 1
+        pthread_sigmask(SIG_BLOCK, &only, &previous)
+        let result = body()
+        sigpending(&pending)
+        if !wasPending, sigismember(&pending, signal) == 1 {
+            var zero = timespec()
+            _ = sigtimedwait(&only, nil, &zero)
+        }
+        pthread_sigmask(SIG_SETMASK, &previous, nil)
+        return result
+    }
+
+    static func sendSignal(_ pid: Int32, _ signal: Int32) throws(Errno) {
+        _ = try retrying { kill(pid, signal) }
+    }
+
+    static func processID() -> Int32 { getpid() }
+
+    /// The calling thread's `pthread_self(3)`, compared with `pthread_equal(3)`.
+    struct ThreadHandle: @unchecked Sendable, Equatable {  // pthread_t: an integer (glibc) or a pointer (musl)
+        let raw: pthread_t
+        static func == (a: ThreadHandle, b: ThreadHandle) -> Bool { pthread_equal(a.raw, b.raw) != 0 }
+    }
+
+    static func currentThread() -> ThreadHandle { ThreadHandle(raw: pthread_self()) }
+
+    static let signalNumbers = (hangup: SIGHUP, interrupt: SIGINT, kill: SIGKILL, pipe: SIGPIPE,
+                                terminate: SIGTERM, child: SIGCHLD, user1: SIGUSR1)
+
+    // MARK: Threads (pthread_create(3), pthread_detach(3))
+
+    private final class ThreadStart {
+        let body: () -> Void
+        init(_ body: @escaping () -> Void) { self.body = body }
+    }
+
+    /// Starts `body` on a new detached POSIX thread (the default stack size, the caller's signal mask).
+    static func startDetachedThread(_ body: @escaping () -> Void) throws(Errno) {
+        let context = Unmanaged.passRetained(ThreadStart(body)).toOpaque()
+        var handle = pthread_t()
+        let result = pthread_create(&handle, nil, { raw in
+            guard let raw else { return nil }
+            Unmanaged<ThreadStart>.fromOpaque(raw).takeRetainedValue().body()
+            return nil
+        }, context)
+        guard result == 0 else {
+            Unmanaged<ThreadStart>.fromOpaque(context).release()
+            throw Errno(rawValue: result)
+        }
+        pthread_detach(handle)
+    }
+
+    // MARK: Files (mkdir(2), rename(2), unlink(2), rmdir(2), fsync(2), access(2), lstat(2), opendir(3), mkdtemp(3), mkfifo(3), readlink(2))
+
+    static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
+        _ = try retrying { mkdir(path, mode_t(mode)) }
+    }
+
+    static func renameItem(_ from: String, _ to: String) throws(Errno) {
+        _ = try retrying { rename(from, to) }
+    }
+
+    static func unlinkFile(_ path: String) throws(Errno) {
+        _ = try retrying { unlink(path) }
+    }
+
+    static func removeDirectory(_ path: String) throws(Errno) {
+        _ = try retrying { rmdir(path) }
+    }
+
+    static func syncFile(_ fd: Int32) throws(Errno) {
+        _ = try retrying { fsync(fd) }
+    }
+
+    static func isAccessible(_ path: String, writable: Bool) -> Bool {
+        access(path, writable ? W_OK : F_OK) == 0
+    }
+
+    /// Whether `path` is a directory itself (not a link to one).
+    static func isDirectoryNotFollowingLinks(_ path: String) throws(Errno) -> Bool {
+        var info = stat()
+        _ = try retrying { lstat(path, &info) }
+        return info.st_mode & S_IFMT == S_IFDIR
+    }
+
+    static func existsNotFollowingLinks(_ path: String) -> Bool {
+        var info = stat()
+        return lstat(path, &info) == 0
+    }
+
+    static func listDirectory(_ path: String) throws(Errno) -> [String] {
+        guard let handle = opendir(path) else { throw lastError }
+        defer { closedir(handle) }
+        var names: [String] = []
+        while let entry = readdir(handle) {
+            let name = withUnsafeBytes(of: entry.pointee.d_name) { raw in
+                String(decoding: raw.prefix(while: { $0 != 0 }), as: UTF8.self)
+            }
+            if name != "." && name != ".." { names.append(name) }
+        }
+        return names
+    }
+
+    static func makeTemporaryDirectory(_ template: String) throws(Errno) -> String {
+        var bytes = Array(template.utf8CString)
+        let made = bytes.withUnsafeMutableBufferPointer { mkdtemp($0.baseAddress!) }
+        guard let made else { throw lastError }
+        return String(cString: made)
+    }
+
+    static func makeFIFO(_ path: String, mode: UInt32) throws(Errno) {
+        _ = try retrying { mkfifo(path, mode_t(mode)) }
+    }
+
+    static func readSymbolicLink(_ path: String) throws(Errno) -> String {
+        var buffer = [CChar](repeating: 0, count: 4096)
+        let n = try retrying { readlink(path, &buffer, buffer.count - 1) }
+        return String(decoding: buffer[..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    static func setNonBlocking(_ fd: Int32) throws(Errno) {
+        let flags = try retrying { fcntl(fd, F_GETFL) }
+        _ = try retrying { fcntl(fd, F_SETFL, flags | O_NONBLOCK) }
+    }
+
+    // MARK: Environment (environ(7), setenv(3), unsetenv(3))
+
+    static func environmentVariables() -> [String: String] {
+        var result: [String: String] = [:]
+        guard var pointer = environ as UnsafeMutablePointer<UnsafeMutablePointer<CChar>?>? else { return result }
+        while let entry = pointer.pointee {
+            let pair = String(cString: entry)
+            if let equals = pair.firstIndex(of: "=") {
+                result[String(pair[..<equals])] = String(pair[pair.index(after: equals)...])
+            }
+            pointer += 1
+        }
+        return result
+    }
+
+    static func environmentVariable(_ name: String) -> String? { getenv(name).map { String(cString: $0) } }
+
+    static func setEnvironmentVariable(_ name: String, _ value: String) throws(Errno) {
+        _ = try retrying { setenv(name, value, 1) }
+    }
+
+    static func unsetEnvironmentVariable(_ name: String) throws(Errno) {
+        _ = try retrying { unsetenv(name) }
+    }
+
+    // MARK: Processes (posix_spawnp(3), waitpid(2))
+
+    /// `posix_spawnp` with an empty signal mask and default dispositions for `defaultSignals`, so a
+    /// child of a process that blocks signals (for signalfd) still obeys SIGTERM. `environment` is
+    /// the child's whole environment; `standardOutput`/`standardError` redirect to files when set.
+    static func spawn(_ arguments: [String], environment: [String: String], standardOutput: String?,
+                      standardError: String?, defaultSignals: [Int32]) throws(Errno) -> Int32 {
+        precondition(!arguments.isEmpty, "spawn needs the program name")
+        var attributes = posix_spawnattr_t()
+        posix_spawnattr_init(&attributes)
+        defer { posix_spawnattr_destroy(&attributes) }
+        var empty = signalSet([])
+        var defaults = signalSet(defaultSignals)
+        posix_spawnattr_setsigmask(&attributes, &empty)
+        posix_spawnattr_setsigdefault(&attributes, &defaults)
+        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
+
+        var actions = posix_spawn_file_actions_t()
+        posix_spawn_file_actions_init(&actions)
+        defer { posix_spawn_file_actions_destroy(&actions) }
+        let flags = O_WRONLY | O_CREAT | O_TRUNC  // no O_CLOEXEC: the file is opened as fd 1 or 2 of the child itself
+        if let standardOutput { posix_spawn_file_actions_addopen(&actions, 1, standardOutput, flags, 0o600) }
+        if let standardError { posix_spawn_file_actions_addopen(&actions, 2, standardError, flags, 0o600) }
+
+        let argv = arguments.map { strdup($0) } + [nil]
+        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
+        defer { for p in argv + envp { free(p) } }
+        var pid: pid_t = 0
+        let result = argv.withUnsafeBufferPointer { argvBuffer in
+            envp.withUnsafeBufferPointer { envpBuffer in
+                posix_spawnp(&pid, arguments[0], &actions, &attributes,
+                             argvBuffer.baseAddress!, envpBuffer.baseAddress!)
+            }
+        }
+        try checkingReturnedError(result)
+        return pid
+    }
+
+    /// `waitpid(pid, &status, blocking ? 0 : WNOHANG)`: the raw status, or nil if still running.
+    static func waitForProcess(_ pid: Int32, blocking: Bool) throws(Errno) -> Int32? {
+        var status: Int32 = 0
+        let result = try retrying { waitpid(pid, &status, blocking ? 0 : WNOHANG) }
+        return result == 0 ? nil : status
+    }
+}

@@ -1,0 +1,168 @@
+// `qibla-sim demo`: the production qiblad on a simulated phone. The simulator writes a fake IIO
+// sysfs tree; qiblad is started with flags it has anyway (--sysfs-root, --dev-root, --state-dir,
+// --location, --no-gpsd), so the daemon links no test assets.
+import ArgumentParser
+import QiblaCore
+import QiblaPlatform
+import QiblaSimulator
+
+struct Demo: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Run qiblad on a simulated phone turning in the hand around the Qibla (no sensors, GPS or bus needed).",
+        discussion: """
+            Writes a simulated PinePhone (20 samples per second, swaying ±40° around the Qibla, tilted 15°) \
+            to a temporary directory, starts a private dbus-daemon when there is no session bus (and prints \
+            the export line for qiblactl and busctl), then runs qiblad with --session --no-gpsd --sysfs-root, \
+            --dev-root, --state-dir in that directory and --location. Ctrl-C (SIGINT) or SIGTERM is passed \
+            on to qiblad; when it has exited the bus is stopped and the temporary directory removed.
+            """)
+
+    @Option(help: "Latitude, degrees north (default: London). Write a negative value as --lat=-33.9.")
+    var lat: Double = Self.london.latitudeDegrees
+    @Option(help: "Longitude, degrees east (default: London).")
+    var lon: Double = Self.london.longitudeDegrees
+    @Option(help: "Phone preset: pinephone, pinephone-pro, librem5, qualcomm.")
+    var phone: PhoneModel = .pinephone
+    @Option(help: "The qiblad executable (default: the qiblad next to qibla-sim).")
+    var qiblad: String?
+    @Flag(help: "Run qiblad with --verbose.")
+    var verbose = false
+
+    /// London, as in the README.
+    static let london = GeodeticPosition(uncheckedLatitude: 51.5074, longitude: -0.1278)
+
+    func validate() throws {
+        guard (try? GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon)) != nil else {
+            throw ValidationError("--lat must be in [-90, 90] and --lon in [-180, 360) degrees")
+        }
+    }
+
+    func run() throws {
+        let position = try GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon)
+        let executable = try qiblad ?? Self.qibladNextToThisExecutable()
+        guard FileSystem.exists(executable) else {
+            throw DemoError("no qiblad at \(executable); build it (swift build) or pass --qiblad PATH")
+        }
+        // Signals are read through a signalfd: block them before any thread starts. SIGCHLD wakes
+        // the wait when qiblad (or the bus) exits. Children get an empty mask (SpawnedProcess).
+        let signals = try SignalFD(blocking: [.interrupt, .terminate, .hangup, .child])
+        defer { signals.close() }
+
+        let directory = try FileSystem.createTemporaryDirectory(in: Environment.value("TMPDIR") ?? "/tmp",
+                                                                prefix: "qiblad-demo-")
+        var bus: SpawnedProcess?
+        var simulation: (simulator: Simulator, thread: PlatformThread)?
+        defer {
+            if let simulation { Self.stop(simulation.simulator, simulation.thread) }
+            if let bus { Self.stop(bus) }
+            do { try FileSystem.removeRecursively(directory) } catch {
+                Console.printError("qibla-sim demo: cannot remove \(directory): \(error)")
+            }
+        }
+
+        let simulator = try Self.simulatedPhone(phone, at: position, in: directory)
+        var environment = Environment.current
+        if environment["DBUS_SESSION_BUS_ADDRESS", default: ""].isEmpty {
+            let (process, address) = try Self.startPrivateBus(in: directory)
+            bus = process
+            environment["DBUS_SESSION_BUS_ADDRESS"] = address
+            Console.printLine("""
+                qibla-sim demo: no session bus, so it started a private one. In another terminal run:
+                  export DBUS_SESSION_BUS_ADDRESS=\(address)
+                  qiblactl monitor
+
+                """)
+        }
+        let thread = try PlatformThread.start { _ in
+            do { try simulator.run(rateHertz: 20) } catch {
+                Console.printError("qibla-sim demo: the simulator stopped: \(error)")
+            }
+        }
+        simulation = (simulator, thread)
+
+        var arguments = [executable, "--session", "--no-gpsd", "--sysfs-root", directory + "/sys",
+                         "--dev-root", directory + "/dev", "--state-dir", directory + "/state",
+                         "--location=\(lat),\(lon)"]
+        if verbose { arguments.append("--verbose") }
+        let daemon = try SpawnedProcess.spawn(arguments, environment: environment)
+        let termination = try Self.waitForExit(of: daemon, forwarding: signals, bus: &bus)
+        if termination != .exited(0) { Console.printError("qibla-sim demo: qiblad \(termination)") }
+        if termination.shellStatus != 0 { throw ExitCode(termination.shellStatus) }
+    }
+
+    /// `<directory of /proc/self/exe>/qiblad`.
+    static func qibladNextToThisExecutable() throws -> String {
+        let me = try SpawnedProcess.currentExecutablePath()
+        return String(me[..<(me.lastIndex(of: "/") ?? me.startIndex)]) + "/qiblad"
+    }
+
+    /// The fake sysfs tree under `directory/sys` and `directory/dev`, first sample written. The phone
+    /// points roughly at the Qibla and sways ±40° around it over 30 s, tilted 15° with a 4° wobble.
+    static func simulatedPhone(_ phone: PhoneModel, at position: GeodeticPosition, in directory: String) throws -> Simulator {
+        let year = DecimalYear.from(unixSeconds: WallClock.nowUnixSeconds())
+        let qibla = Qibla().solve(from: position).greatCircleBearing.value ?? 0
+        let scene = Scene(position: position, decimalYear: year,
+                          trajectory: .turningInHand(baseHeadingDegrees: qibla, amplitudeDegrees: 40, periodSeconds: 30,
+                                                     basePitchDegrees: 15, wobbleDegrees: 4),
+                          magnetometerNoiseMicrotesla: 0.3, accelerometerNoiseMetresPerSecondSquared: 0.05)
+        let simulator = try Simulator(phone: phone, scene: scene, sysfsRoot: directory + "/sys", devRoot: directory + "/dev")
+        try simulator.step(to: 0)
+        Console.printLine("qibla-sim demo: simulated \(phone.rawValue) in \(directory)/sys at \(position), "
+            + "turning around the Qibla (\(fixed(qibla))°)")
+        return simulator
+    }
+
+    /// `dbus-daemon --session --nofork` on `directory/bus`; returns once it prints its address
+    /// (it accepts connections from then on; the socket file appears a little earlier).
+    static func startPrivateBus(in directory: String) throws -> (SpawnedProcess, String) {
+        let address = "unix:path=\(directory)/bus"
+        let printed = directory + "/bus-address"
+        let bus = try SpawnedProcess.spawn(["dbus-daemon", "--session", "--nofork", "--address=\(address)", "--print-address=1"],
+                                           standardOutput: printed)
+        let deadline = MonotonicClock.nowSeconds() + 10
+        while FileSystem.readText(printed)?.contains("unix:") != true {
+            if let ended = try bus.poll() { throw DemoError("dbus-daemon \(ended)") }
+            guard MonotonicClock.nowSeconds() < deadline else {
+                stop(bus)
+                throw DemoError("dbus-daemon did not start within 10 s")
+            }
+            MonotonicClock.sleep(for: .milliseconds(20))
+        }
+        return (bus, address)
+    }
+
+    /// Waits for qiblad to exit, passing SIGINT, SIGTERM and SIGHUP on to it; reaps the bus if it dies first.
+    static func waitForExit(of daemon: SpawnedProcess, forwarding signals: SignalFD,
+                            bus: inout SpawnedProcess?) throws -> SpawnedProcess.Termination {
+        while true {
+            if let termination = try daemon.poll() { return termination }
+            if let running = bus, let ended = try running.poll() {
+                Console.printError("qibla-sim demo: dbus-daemon \(ended)")
+                bus = nil
+            }
+            _ = try signals.fileDescriptor.poll(for: .readable, timeout: .seconds(1))
+            while let signal = signals.next() {
+                if signal != .child { try? daemon.send(signal) }
+            }
+        }
+    }
+
+    static func stop(_ simulator: Simulator, _ thread: PlatformThread) {
+        simulator.stop()
+        thread.requestStop()
+        if !thread.waitForExit(timeout: .seconds(5)) { Console.printError("qibla-sim demo: the simulator thread did not stop") }
+        simulator.close()
+    }
+
+    static func stop(_ process: SpawnedProcess) {
+        try? process.send(.terminate)
+        _ = try? process.wait()
+    }
+
+    static func fixed(_ degrees: Double) -> String { String(Double(Int((degrees * 10).rounded())) / 10) }
+}
+
+struct DemoError: Error, CustomStringConvertible {
+    var description: String
+    init(_ description: String) { self.description = description }
+}
