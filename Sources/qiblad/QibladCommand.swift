@@ -43,6 +43,14 @@ struct QibladCommand: ParsableCommand {
     }
 
     func run() throws {
+        // Signals are blocked before anything is logged and before any thread starts, then read
+        // through a signalfd on the loop. SIGPIPE too: a write to a closed pipe (a log reader
+        // gone) answers EPIPE instead of killing the daemon.
+        let signals: SignalWatcher
+        do { signals = try SignalWatcher([.terminate, .interrupt, .hangup, .pipe]) } catch {
+            Console.printError("qiblad: cannot block signals: \(error)")
+            throw ExitCode(1)
+        }
         let level: Logger.Level = verbose ? .debug : .info
         LoggingSystem.bootstrap { SyslogLogHandler(label: $0, level: level) }
         let logger = Logger(label: "qiblad")
@@ -73,14 +81,8 @@ struct QibladCommand: ParsableCommand {
             overrides: overrides,
             runLocation: location.flatMap(parseLocation))
 
-        // Signals are blocked before any thread starts, then read through signalfd on the loop.
-        let signals: SignalWatcher
         let loop: EventLoop
-        do {
-            // SIGPIPE too: a write to a closed pipe (a log reader gone) answers EPIPE instead of killing us.
-            signals = try SignalWatcher([.terminate, .interrupt, .hangup, .pipe])
-            loop = try EventLoop()
-        } catch {
+        do { loop = try EventLoop() } catch {
             logger.critical("cannot set up the event loop: \(error)")
             throw ExitCode(1)
         }
