@@ -182,6 +182,7 @@ let package = Package(
         .testTarget(
             name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaIIOFormat", "QiblaSimulator", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
+        .testTarget(name: "QiblaIIOFormatTests", dependencies: ["QiblaIIOFormat"], swiftSettings: strict),
         .testTarget(
             name: "QiblaStateTests", dependencies: ["QiblaState", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
