@@ -12,6 +12,8 @@ final class QibladHarness: @unchecked Sendable {
     let stateDirectory: TemporaryDirectory
     private(set) var daemon: ChildProcess?
     var extraArguments: [String]
+    /// The qiblad to run (default: the one built beside the tests; the soak runs an ASan build).
+    var executable = product("qiblad").path
 
     init(arguments: [String] = ["--no-gpsd"], bus: PrivateBus? = nil, stateDirectory: TemporaryDirectory? = nil) throws {
         self.bus = try bus ?? PrivateBus()
@@ -23,7 +25,7 @@ final class QibladHarness: @unchecked Sendable {
     @discardableResult
     func start(_ arguments: [String]? = nil, waitForName: Bool = true) throws -> ChildProcess {
         let child = try ChildProcess(
-            product("qiblad").path,
+            executable,
             ["--session", "--state-dir", stateDirectory.path, "--config", stateDirectory.path + "/qiblad.conf", "--verbose"]
                 + (arguments ?? extraArguments),
             environment: bus.environment.merging(["XDG_CONFIG_HOME": stateDirectory.path + "/config"]) { $1 })

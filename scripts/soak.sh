@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# The long soak of issue 13: the SoakTests scenario (a simulated phone at 100 Hz, clients claiming
+# and releasing, some killed) for SECONDS, once against a qiblad built with AddressSanitizer
+# (LeakSanitizer reports at exit; the test fails on any report) and once against the release
+# build, whose RSS slope it prints.
+#
+#   scripts/soak.sh [SECONDS]     (default 1800: 30 minutes each)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+seconds=${1:-1800}
+
+echo "== building the tests, the release qiblad and an AddressSanitizer qiblad" >&2
+swift build --build-tests >&2
+swift build -c release --product qiblad >&2
+swift build --product qiblad -Xswiftc -sanitize=address --scratch-path .build-asan >&2
+asan="$(swift build --product qiblad --scratch-path .build-asan --show-bin-path)/qiblad"
+release="$(swift build -c release --show-bin-path)/qiblad"
+
+run() {
+    echo "== soak: $1 for $seconds s" >&2
+    QIBLAD_SOAK_SECONDS=$seconds QIBLAD_BINARY=$2 ASAN_OPTIONS=detect_leaks=1 \
+        swift test --skip-build --filter 'SoakTests/aLongRun' 2>&1 | grep -E 'soak:|✔|✘|passed|failed'
+}
+run "AddressSanitizer build" "$asan" &
+run "release build" "$release" &
+wait
