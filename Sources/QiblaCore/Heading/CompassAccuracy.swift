@@ -177,6 +177,10 @@ public struct AccuracyLimits: OptionSet, Sendable, Hashable {
     /// No fit; the uncorrected field matches, but its residual is assumed, not measured: at most
     /// `medium`.
     public static let unfittedCalibration = AccuracyLimits(rawValue: 1 << 6)
+    /// The phone is turning (the smoothing term, noise plus lag, exceeds
+    /// `HeadingErrorModel.steadySmoothingDegrees`): the one-sigma figure is least certain while the
+    /// window catches up, so `high` waits until it has: at most `medium`.
+    public static let turning = AccuracyLimits(rawValue: 1 << 7)
 }
 
 /// A heading's one-sigma error and its accuracy class.
@@ -221,8 +225,9 @@ public struct HeadingErrorEstimate: Sendable, Equatable {
 ///
 /// Accuracy: the documented buckets of `CompassAccuracy(headingErrorDegrees:)`, then the limits:
 /// field disturbed or uncalibrated → unreliable; WMM blackout zone (H < 2000 nT) → unreliable;
-/// caution zone (H < 6000 nT) or no location → at most low; unvalidated restored fit, or no fit
-/// with a matching field (factory calibration, residual assumed) → at most medium. Validated by simulation (`AccuracyHonestyTests`): the share of samples whose real error
+/// caution zone (H < 6000 nT) or no location → at most low; unvalidated restored fit, no fit
+/// with a matching field (factory calibration, residual assumed), or a turning phone (smoothing
+/// term above `steadySmoothingDegrees`) → at most medium. Validated by simulation (`AccuracyHonestyTests`): the share of samples whose real error
 /// is ≤ the estimate lies in [55 %, 85 %], ≥ 99 % are within 3×, and `high` is never reported with a
 /// real error above 10°.
 public struct HeadingErrorModel: Sendable, Equatable {
@@ -238,6 +243,9 @@ public struct HeadingErrorModel: Sendable, Equatable {
     /// H-dependent part of the WMM declination uncertainty: this over H in nT, degrees
     /// (WMM2025: 5417).
     public var declinationUncertaintyNanotesla: Double
+
+    /// Smoothing term (degrees) above which the phone counts as turning and `high` is withheld.
+    public var steadySmoothingDegrees: Double = 2
 
     public init(accelerometerErrorMetresPerSecondSquared: Double = 0.1,
                 uncalibratedMatchingResidualMicrotesla: Double = 1,
@@ -328,6 +336,7 @@ public struct HeadingErrorModel: Sendable, Equatable {
         if calibration == .uncalibrated { limits.insert(.uncalibrated) }
         if case .unvalidated = calibration { limits.insert(.unvalidatedCalibration) }
         if calibration == .uncalibratedMatching { limits.insert(.unfittedCalibration) }
+        if smoothing > steadySmoothingDegrees { limits.insert(.turning) }
         if expectedField == nil { limits.insert(.noLocation) }
         switch expectedField?.zone {
         case .caution?: limits.insert(.cautionZone)
@@ -339,7 +348,7 @@ public struct HeadingErrorModel: Sendable, Equatable {
             accuracy = accuracy.capped(at: .unreliable)
         }
         if !limits.isDisjoint(with: [.noLocation, .cautionZone]) { accuracy = accuracy.capped(at: .low) }
-        if !limits.isDisjoint(with: [.unvalidatedCalibration, .unfittedCalibration]) {
+        if !limits.isDisjoint(with: [.unvalidatedCalibration, .unfittedCalibration, .turning]) {
             accuracy = accuracy.capped(at: .medium)
         }
         return HeadingErrorEstimate(headingErrorDegrees: error, accuracy: accuracy, terms: terms, limits: limits)
