@@ -12,6 +12,9 @@ final class QibladHarness: @unchecked Sendable {
     let stateDirectory: TemporaryDirectory
     private(set) var daemon: ChildProcess?
     var extraArguments: [String]
+    /// Added to qiblad's environment. The system bus points nowhere unless a test gives one (a
+    /// GeoClue2 on the machine's real system bus must not answer the tests).
+    var environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/qiblad-tests-have-no-system-bus"]
 
     init(arguments: [String] = ["--no-gpsd"], bus: PrivateBus? = nil, stateDirectory: TemporaryDirectory? = nil) throws {
         self.bus = try bus ?? PrivateBus()
@@ -26,7 +29,8 @@ final class QibladHarness: @unchecked Sendable {
             product("qiblad").path,
             ["--session", "--state-dir", stateDirectory.path, "--config", stateDirectory.path + "/qiblad.conf", "--verbose"]
                 + (arguments ?? extraArguments),
-            environment: bus.environment.merging(["XDG_CONFIG_HOME": stateDirectory.path + "/config"]) { $1 })
+            environment: bus.environment.merging(["XDG_CONFIG_HOME": stateDirectory.path + "/config"]) { $1 }
+                .merging(environment) { $1 })
         daemon = child
         if waitForName {
             let owned = waitUntil(timeout: 15) { (try? nameHasOwner()) == true || !child.isRunning }

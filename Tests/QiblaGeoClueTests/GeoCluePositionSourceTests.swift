@@ -153,8 +153,12 @@ struct GeoCluePositionSourceTests {
         #expect(harness.unavailable.isEmpty)
         #expect(env.bus.hasOwner("org.freedesktop.GeoClue2"))
         harness.source.stop()
-        // The bus started GeoClue as our child's grandchild: stop it.
-        _ = try? run("pkill", ["-f", "-P", "\(env.bus.daemon.pid)", "geoclue"])
+        // The bus started GeoClue (its child, not ours): stop it.
+        let owner = try env.bus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                        "GetConnectionUnixProcessID", "s", "org.freedesktop.GeoClue2"])
+        if let pid = Int32(owner.stdout.split(separator: " ").last?.trimmingCharacters(in: .whitespacesAndNewlines) ?? "") {
+            kill(pid, SIGTERM)
+        }
     }
 
     @Test("GeoClue frozen (SIGSTOP): calls time out, retried with backoff; thawed: recovers")

@@ -411,7 +411,7 @@ public final class GeoCluePositionSource {
         forgetClient()
         generation &+= 1
         phase = .denied
-        logger.debug("GeoClue2 denied access: \(error.message)")
+        logger.debug("GeoClue2 refused the client: \(error.message)")
         if hadFix { onEvent(.fixLost) }
         guard isActive else { return }
         onEvent(.accessDenied(message: error.message))
