@@ -19,6 +19,15 @@ import TestSupport
         return q
     }
 
+    /// gpsd (gpsfake over one of Logs/) and a qiblad in `auto` with that gpsd in its configuration
+    /// file, so not forced by `--gpsd`.
+    func qibladWithGpsd(_ env: GeoClueEnvironment, log: String) throws -> (GPSFake, QibladHarness) {
+        let port = freePort()
+        let gpsd = try GPSFake(logPath: repositoryRoot.appendingPathComponent("Tests/IntegrationTests/Logs/\(log)").path, port: port)
+        let q = try qiblad(env, arguments: ["--sysfs-root", "/nonexistent"], configuration: "gpsd = 127.0.0.1:\(port)\n")
+        return (gpsd, q)
+    }
+
     func claim(_ q: QibladHarness) throws -> ChildProcess {
         try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
     }
@@ -73,13 +82,8 @@ import TestSupport
 
     @Test func accessDeniedByConfigurationFallsBackToGpsdAndIsLoggedOnce() throws {
         let env = try GeoClueEnvironment(qiblad: .disallowed)
-        let port = freePort()
-        let gpsd = try GPSFake(logPath: repositoryRoot.appendingPathComponent("Tests/IntegrationTests/Logs/city-sydney.log").path,
-                               port: port)
-        defer { gpsd.kill() }
-        // auto (the default) with a gpsd configured in the file, so not forced by --gpsd.
-        let q = try qiblad(env, arguments: ["--sysfs-root", "/nonexistent"], configuration: "gpsd = 127.0.0.1:\(port)\n")
-        defer { q.stop() }
+        let (gpsd, q) = try qibladWithGpsd(env, log: "city-sydney.log")
+        defer { gpsd.kill(); q.stop() }
         try q.start()
         var claim = try claim(q)
         #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "gpsd" }, "\(q.log)")
@@ -115,12 +119,8 @@ import TestSupport
 
     @Test func withoutGeoClueOnTheBusAutoUsesGpsd() throws {
         let env = try GeoClueEnvironment(startGeoClue: false)
-        let port = freePort()
-        let gpsd = try GPSFake(logPath: repositoryRoot.appendingPathComponent("Tests/IntegrationTests/Logs/city-london.log").path,
-                               port: port)
-        defer { gpsd.kill() }
-        let q = try qiblad(env, arguments: ["--sysfs-root", "/nonexistent"], configuration: "gpsd = 127.0.0.1:\(port)\n")
-        defer { q.stop() }
+        let (gpsd, q) = try qibladWithGpsd(env, log: "city-london.log")
+        defer { gpsd.kill(); q.stop() }
         try q.start()
         let claim = try claim(q); defer { claim.terminate() }
         #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "gpsd" }, "\(q.log)")

@@ -15,10 +15,8 @@ struct GeoCluePositionSourceTests {
 
     @Test("A started client gets GeoClue's fixes and follows a move")
     func fixesAndAMove() throws {
-        let env = try GeoClueEnvironment()
-        let feeder = NMEAFeeder(env.nmea, latitude: Self.london.latitude, longitude: Self.london.longitude, altitude: 35)
+        let (env, feeder, harness) = try fedGeoClue(at: Self.london, altitude: 35)
         defer { feeder.stop() }
-        let harness = try GeoClueSourceHarness(bus: env.bus.address)
         harness.source.start()
         #expect(harness.spin(timeout: 20) { harness.startedCount == 1 }, "\(harness.events) \(env.log.suffix(3000))")
         #expect(harness.source.isRunning && harness.source.clientPath?.hasPrefix("/org/freedesktop/GeoClue2/Client/") == true)
@@ -43,10 +41,8 @@ struct GeoCluePositionSourceTests {
 
     @Test("No bus connection before start() and after stop(); stop() silences events; start() works again")
     func connectionOnlyWhileStarted() throws {
-        let env = try GeoClueEnvironment()
-        let feeder = NMEAFeeder(env.nmea, latitude: Self.london.latitude, longitude: Self.london.longitude)
+        let (env, feeder, harness) = try fedGeoClue(at: Self.london)
         defer { feeder.stop() }
-        let harness = try GeoClueSourceHarness(bus: env.bus.address)
         harness.spin(timeout: 0.5)
         #expect(!harness.source.hasConnection)
         #expect(env.bus.connections(of: getpid()).isEmpty)
@@ -73,10 +69,8 @@ struct GeoCluePositionSourceTests {
 
     @Test("GeoClue killed: fix lost and retrying at once; restarted: a new client and fixes")
     func geoClueKilledAndRestarted() throws {
-        let env = try GeoClueEnvironment()
-        let feeder = NMEAFeeder(env.nmea, latitude: Self.london.latitude, longitude: Self.london.longitude)
+        let (env, feeder, harness) = try fedGeoClue(at: Self.london)
         defer { feeder.stop() }
-        let harness = try GeoClueSourceHarness(bus: env.bus.address)
         harness.source.start()
         #expect(harness.spin(timeout: 20) { !harness.fixes.isEmpty }, "\(env.log.suffix(3000))")
         let killed = ContinuousClock.now
@@ -163,12 +157,10 @@ struct GeoCluePositionSourceTests {
 
     @Test("GeoClue frozen (SIGSTOP): calls time out, retried with backoff; thawed: recovers")
     func geoClueNeverAnswers() throws {
-        let env = try GeoClueEnvironment()
-        let feeder = NMEAFeeder(env.nmea, latitude: Self.london.latitude, longitude: Self.london.longitude)
+        let (env, feeder, harness) = try fedGeoClue(at: Self.london, callTimeoutSeconds: 1)
         defer { feeder.stop() }
         let pid = try #require(env.geoclue?.pid)
         kill(pid, SIGSTOP)
-        let harness = try GeoClueSourceHarness(bus: env.bus.address, callTimeoutSeconds: 1)
         var ticks = 0
         let tick = harness.loop.schedule(after: .milliseconds(100), repeating: .milliseconds(100)) { ticks += 1 }
         harness.source.start()

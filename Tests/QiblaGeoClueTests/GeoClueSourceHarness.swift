@@ -62,3 +62,13 @@ func milliseconds(_ d: Duration) -> Int {
 func near(_ fix: GeoClueFix, _ latitude: Double, _ longitude: Double) -> Bool {
     abs(fix.position.latitudeDegrees - latitude) < 1e-6 && abs(fix.position.longitudeDegrees - longitude) < 1e-6
 }
+
+/// A GeoClue environment fed one position every 250 ms, and a source harness on its bus.
+func fedGeoClue(_ qiblad: GeoClueEnvironment.QibladSection = .allowed, at position: (latitude: Double, longitude: Double),
+                altitude: Double = 11, whenMissing: GeoCluePositionSource.MissingServicePolicy = .waitForIt,
+                callTimeoutSeconds: Double = 30) throws -> (GeoClueEnvironment, NMEAFeeder, GeoClueSourceHarness) {
+    let env = try GeoClueEnvironment(qiblad: qiblad)
+    let feeder = NMEAFeeder(env.nmea, latitude: position.latitude, longitude: position.longitude, altitude: altitude)
+    let harness = try GeoClueSourceHarness(bus: env.bus.address, whenMissing: whenMissing, callTimeoutSeconds: callTimeoutSeconds)
+    return (env, feeder, harness)
+}

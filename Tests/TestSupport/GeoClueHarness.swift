@@ -7,12 +7,11 @@
 import Foundation
 
 /// A private `dbus-daemon` standing in for the system bus: GeoClue2's bus policy from the
-/// package is included, the test's uid may do anything, and an optional service directory
-/// makes GeoClue2 activatable.
+/// package is included, and an optional service directory makes GeoClue2 activatable.
 public final class PrivateSystemBus: @unchecked Sendable {
-    public let address: String
-    public let daemon: ChildProcess
-    public let directory: TemporaryDirectory
+    public let bus: PrivateBus
+    public var address: String { bus.address }
+    public var daemon: ChildProcess { bus.daemon }
 
     /// GeoClue's bus policy files (Debian 12 puts them in /etc, newer packages in /usr/share).
     static let geoCluePolicies = [
@@ -22,52 +21,31 @@ public final class PrivateSystemBus: @unchecked Sendable {
         "/usr/share/dbus-1/system.d/org.freedesktop.GeoClue2.Agent.conf",
     ]
 
-    /// - Parameter activating: `org.freedesktop.GeoClue2` becomes activatable with this command
+    /// - Parameter command: `org.freedesktop.GeoClue2` becomes activatable with this command
     ///   line (the bus starts it on the first call to the name).
     public init(activating command: String? = nil) throws {
-        directory = try TemporaryDirectory(prefix: "qiblad-sysbus")
-        var serviceDirectory = ""
-        if let command {
-            // The bus passes its own environment on; GeoClue must find this bus as its system bus.
-            try directory.write("""
-                #!/bin/sh
-                export DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(directory.path)/system_bus_socket G_MESSAGES_DEBUG=Geoclue
-                exec \(command)
-
-                """, to: "activate-geoclue.sh")
-            chmod(directory.path + "/activate-geoclue.sh", 0o755)
-            try directory.write("""
-                [D-BUS Service]
-                Name=org.freedesktop.GeoClue2
-                Exec=\(directory.path)/activate-geoclue.sh
-
-                """, to: "services/org.freedesktop.GeoClue2.service")
-            serviceDirectory = "<servicedir>\(directory.path)/services</servicedir>"
-        }
-        let includes = Self.geoCluePolicies.map { "<include ignore_missing=\"yes\">\($0)</include>" }.joined(separator: "\n  ")
         // Not <type>system</type>: a system bus would activate through the setuid launch helper
         // and its own configuration.
-        try directory.write("""
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>qiblad-test-system</type>
-              <listen>unix:path=\(directory.path)/system_bus_socket</listen>
-              <auth>EXTERNAL</auth>
-              \(serviceDirectory)
-              <policy context="default">
-                <allow user="*"/>
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-              \(includes)
-            </busconfig>
-            """, to: "bus.conf")
-        daemon = try ChildProcess("dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--nofork", "--print-address=1"])
-        address = "unix:path=\(directory.path)/system_bus_socket"
-        guard waitUntil(timeout: 10, { daemon.standardOutput.contains("unix:") }) else {
-            throw TestSupportError.startFailed("dbus-daemon (system): \(daemon.standardError)")
+        bus = try PrivateBus(type: "qiblad-test-system") { directory in
+            var extra = Self.geoCluePolicies.map { "<include ignore_missing=\"yes\">\($0)</include>" }
+            if let command {
+                // The bus passes its own environment on; GeoClue must find this bus as its system bus.
+                try directory.write("""
+                    #!/bin/sh
+                    export DBUS_SYSTEM_BUS_ADDRESS=unix:path=\(directory.path)/bus G_MESSAGES_DEBUG=Geoclue
+                    exec \(command)
+
+                    """, to: "activate-geoclue.sh")
+                chmod(directory.path + "/activate-geoclue.sh", 0o755)
+                try directory.write("""
+                    [D-BUS Service]
+                    Name=org.freedesktop.GeoClue2
+                    Exec=\(directory.path)/activate-geoclue.sh
+
+                    """, to: "services/org.freedesktop.GeoClue2.service")
+                extra.append("<servicedir>\(directory.path)/services</servicedir>")
+            }
+            return extra.joined(separator: "\n")
         }
     }
 
@@ -76,7 +54,7 @@ public final class PrivateSystemBus: @unchecked Sendable {
 
     /// `busctl --address=…` against this bus.
     public func busctl(_ arguments: [String], timeout: Double = 15) throws -> (status: Int32, stdout: String, stderr: String) {
-        try run("busctl", ["--address=\(address)"] + arguments, timeout: timeout)
+        try bus.busctl(arguments, timeout: timeout)
     }
 
     /// Whether `name` has an owner now.
@@ -98,8 +76,6 @@ public final class PrivateSystemBus: @unchecked Sendable {
             return r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "u \(pid)"
         }
     }
-
-    deinit { daemon.terminate(grace: 1); directory.remove() }
 }
 
 /// A Unix stream socket the test listens on; GeoClue's NMEA source connects to it and reads
