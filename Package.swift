@@ -108,9 +108,18 @@ let package = Package(
             swiftSettings: strict),
 
         .target(
+            name: "QiblaGeoClue",
+            dependencies: [
+                "QiblaCore", "QiblaDBus", "QiblaEventLoop",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Adapters/GeoClue",
+            swiftSettings: strict),
+
+        .target(
             name: "QiblaConfiguration",
             dependencies: [
-                "QiblaCore", "QiblaDaemon", "QiblaGPSD", "QiblaIIO", "QiblaState",
+                "QiblaCore", "QiblaDaemon", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaState",
                 .product(name: "Logging", package: "swift-log"),
             ],
             path: "Sources/Adapters/Configuration",
@@ -131,7 +140,7 @@ let package = Package(
             name: "qiblad",
             dependencies: [
                 "QiblaCore", "QiblaInterface", "QiblaDaemon", "QiblaConfiguration",
-                "QiblaEventLoop", "QiblaDBus", "QiblaGPSD", "QiblaIIO", "QiblaState",
+                "QiblaEventLoop", "QiblaDBus", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaState",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -177,7 +186,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "QiblaConfigurationTests",
-            dependencies: ["QiblaConfiguration", "QiblaDaemon", "QiblaGPSD", "QiblaIIO", "QiblaState", "QiblaCore"],
+            dependencies: ["QiblaConfiguration", "QiblaDaemon", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaState", "QiblaCore"],
             swiftSettings: strict),
         .testTarget(
             name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaIIOFormat", "QiblaSimulator", "QiblaCore", "TestSupport"],
@@ -189,6 +198,11 @@ let package = Package(
         .testTarget(
             name: "QiblaGPSDTests", dependencies: ["QiblaGPSD", "QiblaEventLoop", "TestSupport"],
             exclude: ["Logs"], swiftSettings: strict),
+        .testTarget(
+            name: "QiblaGeoClueTests",
+            dependencies: ["QiblaGeoClue", "QiblaDBus", "QiblaEventLoop", "QiblaCore", "TestSupport",
+                           .product(name: "Logging", package: "swift-log")],
+            swiftSettings: strict),
         .testTarget(
             name: "QiblaDBusTests", dependencies: ["QiblaDBus", "QiblaEventLoop", "TestSupport"],
             swiftSettings: strict),

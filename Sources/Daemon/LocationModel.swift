@@ -1,7 +1,7 @@
 import QiblaCore
 import QiblaInterface
 
-/// Which location the daemon publishes, from its three inputs: a live fix (gpsd) > the manual
+/// Which location the daemon publishes, from its three inputs: a live fix (GeoClue2 or gpsd) > the manual
 /// location > the last known location. Decides when a new live fix is worth republishing, so GPS
 /// jitter on a still phone does not turn into a stream of signals, and when the last known
 /// location needs writing.
@@ -15,8 +15,23 @@ public struct LocationModel: Sendable, Equatable {
     /// Smallest height change (metres) that republishes a fix (the declination barely depends on it).
     public static let republishHeightMetres = 50.0
 
+    /// A live position source, as named in `LocationSource`.
+    public enum LiveSource: Sendable, Equatable {
+        case gpsd
+        case geoclue
+
+        var locationSource: LocationSource {
+            switch self {
+            case .gpsd: .gpsd
+            case .geoclue: .geoclue
+            }
+        }
+    }
+
     /// The live fix being published (nil while there is none).
     public private(set) var liveFix: Location?
+    /// Where ``liveFix`` came from.
+    public private(set) var liveSource: LiveSource?
     public private(set) var manual: Location?
     /// The newest live position seen (also fixes too close to the published one to republish).
     public private(set) var lastKnown: Location?
@@ -30,8 +45,8 @@ public struct LocationModel: Sendable, Equatable {
         case restored(manual: Location?, lastKnown: Location?)
         /// `SetManualLocation` (a location) or `ClearManualLocation` (nil), after it was saved.
         case manualSet(Location?)
-        /// A new live fix from the position source.
-        case liveFix(Location)
+        /// A new live fix from the named position source.
+        case liveFix(Location, from: LiveSource)
         /// The position source lost its fix or its connection, or was stopped (no claim left):
         /// the published fix becomes the last known location.
         case liveFixLost
@@ -51,10 +66,14 @@ public struct LocationModel: Sendable, Equatable {
             lastKnownIsUnsaved = false
         case .manualSet(let location):
             manual = location
-        case .liveFix(let location):
+        case .liveFix(let location, let source):
             lastKnown = location
             lastKnownIsUnsaved = true
-            if Self.isSignificantMove(from: liveFix, to: location) { liveFix = location }
+            // A fix from another source is always published: LocationSource must say so.
+            if source != liveSource || Self.isSignificantMove(from: liveFix, to: location) {
+                liveFix = location
+                liveSource = source
+            }
         case .liveFixLost:
             // The published fix stays what clients see, now as the last known location (fixes
             // within the republish distance of it are not worth a visible jump).
@@ -63,6 +82,7 @@ public struct LocationModel: Sendable, Equatable {
                 lastKnownIsUnsaved = true
             }
             liveFix = nil
+            liveSource = nil
         case .lastKnownSaved(let written):
             if written == lastKnown { lastKnownIsUnsaved = false }
         }
@@ -71,7 +91,7 @@ public struct LocationModel: Sendable, Equatable {
 
     /// The published location and where it comes from.
     public var current: (location: Location, source: LocationSource)? {
-        if let liveFix { return (liveFix, .gpsd) }
+        if let liveFix, let liveSource { return (liveFix, liveSource.locationSource) }
         if let manual { return (manual, .manual) }
         if let lastKnown { return (lastKnown, .lastKnown) }
         return nil

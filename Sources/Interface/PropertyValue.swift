@@ -36,9 +36,10 @@ extension PropertyValue: Equatable {
     }
 }
 
-/// Where the published location comes from (`LocationSource`). Priority: a live fix, then the
-/// manual location, then the last known one.
+/// Where the published location comes from (`LocationSource`). Priority: a live fix (from GeoClue2
+/// or gpsd, whichever `location-source` picked), then the manual location, then the last known one.
 public enum LocationSource: String, Sendable, CaseIterable {
+    case geoclue
     case gpsd
     case manual
     case lastKnown = "last-known"

@@ -204,7 +204,7 @@ public let qiblaInterfaceXML = #"""
       <annotation name="org.freedesktop.DBus.Description" value="When the location was taken, microseconds since the Unix epoch; 0 = none."/>
     </property>
     <property name="LocationSource" type="s" access="read">
-      <annotation name="org.freedesktop.DBus.Description" value="Where the location comes from: gpsd, manual, last-known or none. Priority: a live fix, then the manual location, then the last known one."/>
+      <annotation name="org.freedesktop.DBus.Description" value="Where the location comes from: geoclue, gpsd, manual, last-known or none. Priority: a live fix, then the manual location, then the last known one. The live source is chosen by the configuration key location-source: auto (the default) follows GeoClue2 (org.freedesktop.GeoClue2 on the system bus) when it is running or activatable and gpsd otherwise, or when GeoClue2 denies access; gpsd, geoclue or none force one. Live sources run only while a client holds a compass claim."/>
     </property>
 
     <!-- Qibla -->

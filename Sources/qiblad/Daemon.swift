@@ -4,6 +4,7 @@ import QiblaCore
 import QiblaDaemon
 import QiblaDBus
 import QiblaEventLoop
+import QiblaGeoClue
 import QiblaGPSD
 import QiblaIIO
 import QiblaInterface
@@ -40,6 +41,9 @@ final class Daemon: @unchecked Sendable {
     private var connection: DBusConnection!
     private var service: BusService!
     private var gpsd: GPSDPositionSource?
+    private var geoclue: GeoCluePositionSource?
+    /// GeoClue2's refusal is logged with its fix once per run, then at debug level.
+    private var geoclueDenialLogged = false
     private var sensors: SensorHub?
     private var publishRetryTimer: EventLoop.Token?
     private var lastKnownTimer: EventLoop.Token?
@@ -339,7 +343,17 @@ final class Daemon: @unchecked Sendable {
         publish()
     }
 
+    /// Starts the live position source `location-source` names (GeoClue2 first in `auto`).
     private func startPositionSource() {
+        let selection = options.configuration.positionSource
+        switch selection.firstSource(gpsdConfigured: options.configuration.gpsd != nil) {
+        case .geoclue?: startGeoClue()
+        case .gpsd?: startGPSD()
+        case nil: return
+        }
+    }
+
+    private func startGPSD() {
         guard gpsd == nil, let configuration = options.configuration.gpsd else { return }
         let source = GPSDPositionSource(configuration: configuration, loop: loop, logger: logger) { [unowned self] event in
             handle(event)
@@ -348,11 +362,36 @@ final class Daemon: @unchecked Sendable {
         source.start()
     }
 
+    private func startGeoClue() {
+        guard geoclue == nil else { return }
+        let selection = options.configuration.positionSource
+        let source = GeoCluePositionSource(configuration: selection.geoclue, whenMissing: selection.whenGeoClueIsMissing,
+                                           loop: loop, logger: logger) { [unowned self] event in
+            handle(event)
+        }
+        geoclue = source
+        source.start()
+    }
+
     private func stopPositionSource() {
         gpsd?.stop()
         gpsd = nil
+        geoclue?.stop()
+        geoclue = nil
         // Without a position source the published values stay at the last fix, as last known.
         model.apply(.liveFixLost, nowUnixSeconds: WallClock.nowUnixSeconds())
+    }
+
+    /// GeoClue2 cannot serve this claim: gpsd in `auto`, else manual/last-known only. Returns
+    /// what happens next, for the caller's one log line.
+    private func leaveGeoClue() -> String {
+        geoclue?.stop()
+        geoclue = nil
+        guard options.configuration.positionSource.fallback(gpsdConfigured: options.configuration.gpsd != nil) == .gpsd else {
+            return "no live position (manual or last known location only)"
+        }
+        startGPSD()
+        return "using gpsd"
     }
 
     private func startSensors() {
@@ -371,19 +410,48 @@ final class Daemon: @unchecked Sendable {
     }
 
     private func handle(_ event: GPSDEvent) {
-        let now = WallClock.nowUnixSeconds()
         switch event {
         case .connected:
             return
         case .disconnected, .fixLost:
-            guard model.location.liveFix != nil else { return }
-            logger.info("live fix lost; falling back to \(model.location.manual != nil ? "the manual" : "the last known") location")
-            model.apply(.liveFixLost, nowUnixSeconds: now)
+            liveFixLost()
         case .fix(let fix):
-            if model.location.liveFix == nil { logger.info("live fix from gpsd: \(fix.position)") }
-            model.apply(.liveFix(Location(position: fix.position, horizontalAccuracyMetres: fix.horizontalAccuracyMetres,
-                                          timestampUnixSeconds: fix.timeUnixSeconds)), nowUnixSeconds: now)
+            liveFix(Location(position: fix.position, horizontalAccuracyMetres: fix.horizontalAccuracyMetres,
+                             timestampUnixSeconds: fix.timeUnixSeconds), from: .gpsd)
         }
+    }
+
+    private func handle(_ event: GeoClueEvent) {
+        switch event {
+        case .started:
+            return
+        case .fixLost:
+            liveFixLost()
+        case .fix(let fix):
+            liveFix(Location(position: fix.position, horizontalAccuracyMetres: fix.horizontalAccuracyMetres,
+                             timestampUnixSeconds: fix.timeUnixSeconds ?? WallClock.nowUnixSeconds()), from: .geoclue)
+        case .unavailable(let reason, let retrying):
+            // The source logs and retries; without retrying, GeoClue2 is not there for this claim.
+            if !retrying { logger.info("GeoClue2 is not available (\(reason)); \(leaveGeoClue())") }
+        case .accessDenied(let message):
+            let line = GeoClueAuthorization.hint(desktopId: options.configuration.positionSource.geoclue.desktopId,
+                                                 refusal: message) + "; meanwhile \(leaveGeoClue())"
+            if geoclueDenialLogged { logger.debug("\(line)") } else { logger.warning("\(line)") }
+            geoclueDenialLogged = true
+        }
+    }
+
+    private func liveFix(_ location: Location, from source: LocationModel.LiveSource) {
+        if model.location.liveFix == nil { logger.info("live fix from \(source): \(location.position)") }
+        model.apply(.liveFix(location, from: source), nowUnixSeconds: WallClock.nowUnixSeconds())
+        scheduleLastKnownWrite()
+        publish()
+    }
+
+    private func liveFixLost() {
+        guard model.location.liveFix != nil else { return }
+        logger.info("live fix lost; falling back to \(model.location.manual != nil ? "the manual" : "the last known") location")
+        model.apply(.liveFixLost, nowUnixSeconds: WallClock.nowUnixSeconds())
         scheduleLastKnownWrite()
         publish()
     }
@@ -464,7 +532,7 @@ final class Daemon: @unchecked Sendable {
             options.configuration = new
             logger.info("configuration reloaded from \(path)")
             if model.claims.isClaimed {
-                if new.gpsd != old.gpsd { stopPositionSource(); startPositionSource() }
+                if new.gpsd != old.gpsd || new.positionSource != old.positionSource { stopPositionSource(); startPositionSource() }
                 if new.sensors != old.sensors { stopSensors(); startSensors() }
             }
             publisher.configuration = new.publishing

@@ -14,6 +14,9 @@ final class QibladHarness: @unchecked Sendable {
     var extraArguments: [String]
     /// The qiblad to run (default: the one built beside the tests; the soak runs an ASan build).
     var executable = product("qiblad").path
+    /// Added to qiblad's environment. The system bus points nowhere unless a test gives one (a
+    /// GeoClue2 on the machine's real system bus must not answer the tests).
+    var environment = ["DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/qiblad-tests-have-no-system-bus"]
 
     init(arguments: [String] = ["--no-gpsd"], bus: PrivateBus? = nil, stateDirectory: TemporaryDirectory? = nil) throws {
         self.bus = try bus ?? PrivateBus()
@@ -28,7 +31,8 @@ final class QibladHarness: @unchecked Sendable {
             executable,
             ["--session", "--state-dir", stateDirectory.path, "--config", stateDirectory.path + "/qiblad.conf", "--verbose"]
                 + (arguments ?? extraArguments),
-            environment: bus.environment.merging(["XDG_CONFIG_HOME": stateDirectory.path + "/config"]) { $1 })
+            environment: bus.environment.merging(["XDG_CONFIG_HOME": stateDirectory.path + "/config"]) { $1 }
+                .merging(environment) { $1 })
         daemon = child
         if waitForName {
             let owned = waitUntil(timeout: 15) { (try? nameHasOwner()) == true || !child.isRunning }

@@ -66,6 +66,7 @@ import QiblaState
         ("kaaba = 91, 0", 1, "kaaba"),
         ("kaaba = 21.4", 1, "kaaba"),
         ("gpsd = host:99999", 1, "gpsd"),
+        ("location-source = modem", 1, "location-source"),
         ("sensor-mode = dma", 1, "sensor-mode"),
         ("magnetometer-mount-matrix = 0, 0, 0; 0, 1, 0; 0, 0, 1", 1, "magnetometer-mount-matrix"),
         ("accelerometer-mount-matrix = 1, 0; 0, 1", 1, "accelerometer-mount-matrix"),

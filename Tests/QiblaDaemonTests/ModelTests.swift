@@ -51,7 +51,7 @@ let newYear2026 = 1_767_225_600.0
         let r8 = m.apply(.manualSet(fix(2, 2, accuracy: nil)))
         #expect(r8)
         #expect(m.current?.source == .manual)
-        let r9 = m.apply(.liveFix(fix(3, 3)))
+        let r9 = m.apply(.liveFix(fix(3, 3), from: .gpsd))
         #expect(r9)
         #expect(m.current?.source == .gpsd && m.current?.location == fix(3, 3))
         let r10 = m.apply(.liveFixLost)
@@ -65,13 +65,13 @@ let newYear2026 = 1_767_225_600.0
 
     @Test func aMoveUnderFiveMetresIsNotRepublishedButIsRemembered() {
         var m = LocationModel()
-        m.apply(.liveFix(fix(51.5, 0)))
+        m.apply(.liveFix(fix(51.5, 0), from: .gpsd))
         // 0.00003° of latitude ≈ 3.3 m; 0.00006° ≈ 6.7 m.
-        let r12 = m.apply(.liveFix(fix(51.50003, 0, at: 101)))
+        let r12 = m.apply(.liveFix(fix(51.50003, 0, at: 101), from: .gpsd))
         #expect(!r12)
         #expect(m.liveFix == fix(51.5, 0))
         #expect(m.lastKnown == fix(51.50003, 0, at: 101) && m.lastKnownIsUnsaved)
-        let r13 = m.apply(.liveFix(fix(51.50006, 0, at: 102)))
+        let r13 = m.apply(.liveFix(fix(51.50006, 0, at: 102), from: .gpsd))
         #expect(r13)
         #expect(m.liveFix?.position.latitudeDegrees == 51.50006)
     }
@@ -91,8 +91,8 @@ let newYear2026 = 1_767_225_600.0
 
     @Test func savingClearsTheUnsavedFlagOnlyForTheValueWritten() {
         var m = LocationModel()
-        m.apply(.liveFix(fix(10, 10)))
-        m.apply(.liveFix(fix(10, 11, at: 200)))
+        m.apply(.liveFix(fix(10, 10), from: .gpsd))
+        m.apply(.liveFix(fix(10, 11, at: 200), from: .gpsd))
         #expect(m.lastKnownIsUnsaved)
         m.apply(.lastKnownSaved(fix(10, 10)))
         #expect(m.lastKnownIsUnsaved, "an older write does not count")

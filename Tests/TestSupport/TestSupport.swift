@@ -154,13 +154,18 @@ public final class PrivateBus: @unchecked Sendable {
     public let daemon: ChildProcess
     public let directory: TemporaryDirectory
 
-    public init() throws {
+    /// - Parameters:
+    ///   - type: the bus's `<type>` (`system` would make it activate through the setuid helper).
+    ///   - configure: may write files into the bus's directory; returns more `busconfig`
+    ///     elements (`<servicedir>`, `<include>`), placed after the policy.
+    public init(type: String = "session", configure: (TemporaryDirectory) throws -> String = { _ in "" }) throws {
         directory = try TemporaryDirectory(prefix: "qiblad-bus")
+        let extraConfiguration = try configure(directory)
         let config = """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
-          <type>session</type>
+          <type>\(type)</type>
           <listen>unix:path=\(directory.path)/bus</listen>
           <auth>EXTERNAL</auth>
           <policy context="default">
@@ -168,6 +173,7 @@ public final class PrivateBus: @unchecked Sendable {
             <allow eavesdrop="true"/>
             <allow own="*"/>
           </policy>
+          \(extraConfiguration)
         </busconfig>
         """
         try directory.write(config, to: "bus.conf")

@@ -1,13 +1,15 @@
 import Logging
 import QiblaCore
 import QiblaDaemon
+import QiblaGeoClue
 import QiblaGPSD
 import QiblaIIO
 import QiblaState
 
 /// The daemon's settings, from `qiblad.conf` (`key = value` lines; see `systemd/qiblad.conf`).
 /// Each section is the configuration struct of the part it configures — the model
-/// (`DaemonModel.Configuration`), the publisher, the gpsd adapter, the IIO adapter — and this file
+/// (`DaemonModel.Configuration`), the publisher, the position sources (GeoClue2 adapter), the gpsd
+/// adapter, the IIO adapter — and this file
 /// only composes and parses them. A reload compares the sections to decide what to restart.
 /// Every key has a default, so an empty or missing file is a valid configuration.
 public struct DaemonConfiguration: Sendable, Equatable {
@@ -21,6 +23,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `gpsd` ("HOST:PORT", default localhost:2947, or "none": nil) and `fix-timeout` (seconds
     /// without a new fix before the live fix counts as lost).
     public var gpsd: GPSDPositionSource.Configuration? = GPSDPositionSource.Configuration()
+    /// `location-source` (auto, gpsd, geoclue or none) and the GeoClue2 client's settings.
+    public var positionSource = PositionSourceSelection()
     /// `sensor-mode` (polling or buffered), `sample-rate` (hertz, 1–200), `magnetometer` /
     /// `accelerometer` (preferred IIO device `name`), `magnetometer-mount-matrix` /
     /// `accelerometer-mount-matrix` ("a, b, c; d, e, f; g, h, i", rows, like systemd hwdb's
@@ -32,7 +36,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// Keys this version understands (others are reported as warnings, not errors, so a newer
     /// config file does not stop an older daemon).
     public static let knownKeys: Set<String> = [
-        "bearing-model", "kaaba", "max-signal-rate", "smoothing-window", "gpsd", "fix-timeout",
+        "bearing-model", "kaaba", "max-signal-rate", "smoothing-window", "location-source", "gpsd", "fix-timeout",
         "sensor-mode", "sample-rate", "magnetometer", "accelerometer",
         "magnetometer-mount-matrix", "accelerometer-mount-matrix",
         "interference-field-tolerance", "interference-dip-tolerance", "interference-enter", "interference-recover",
@@ -87,6 +91,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "interference-recover": config.model.compass.calibrator.interference.recoverSeconds = try number(0.05...30)
             case "fix-timeout": fixTimeoutSeconds = try number(1...3600)
             case "sample-rate": config.sensors.sampleRateHertz = try number(1...200)
+            case "location-source":
+                guard let mode = LocationSourceMode(rawValue: value) else { throw bad("auto, gpsd, geoclue or none") }
+                config.positionSource.mode = mode
             case "gpsd":
                 if value == "none" || value == "off" {
                     config.gpsd = nil
@@ -115,7 +122,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 /// Settings given on the command line (`--gpsd`, `--no-gpsd`, `--sensor-mode`, `--sysfs-root`,
 /// `--dev-root`). They win over the configuration file, also after a reload.
 public struct ConfigurationOverrides: Sendable {
-    /// `--gpsd HOST:PORT`.
+    /// `--gpsd HOST:PORT`: watch that gpsd (also sets `location-source = gpsd`).
     public var gpsd: (host: String, port: Int)?
     /// `--no-gpsd`.
     public var noGpsd = false
@@ -131,6 +138,7 @@ public struct ConfigurationOverrides: Sendable {
             section.host = gpsd.host
             section.port = gpsd.port
             configuration.gpsd = section
+            configuration.positionSource.mode = .gpsd
         }
         if noGpsd { configuration.gpsd = nil }
         if let sensorMode { configuration.sensors.mode = sensorMode }

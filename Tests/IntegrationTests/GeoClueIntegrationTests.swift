@@ -1,0 +1,163 @@
+import Foundation
+import QiblaCore
+import Testing
+import TestSupport
+
+/// qiblad against the real GeoClue2 (/usr/libexec/geoclue on a private system bus, fed NMEA
+/// through its nmea-socket; TestSupport/GeoClueHarness.swift). qiblad runs on its own session bus
+/// with DBUS_SYSTEM_BUS_ADDRESS pointing at that system bus; claims come from `qiblactl monitor`.
+@Suite(.serialized) struct GeoClueIntegrationTests {
+    static let london = (latitude: 51.5074, longitude: -0.1278)
+    static let jakarta = (latitude: -6.208763, longitude: 106.845599)
+    static let cairo = (latitude: 30.0444, longitude: 31.2357)
+
+    func qiblad(_ env: GeoClueEnvironment, arguments: [String] = ["--no-gpsd", "--sysfs-root", "/nonexistent"],
+                configuration: String = "") throws -> QibladHarness {
+        let q = try QibladHarness(arguments: arguments)
+        q.environment = env.bus.environment
+        try q.stateDirectory.write(configuration, to: "qiblad.conf")
+        return q
+    }
+
+    /// gpsd (gpsfake over one of Logs/) and a qiblad in `auto` with that gpsd in its configuration
+    /// file, so not forced by `--gpsd`.
+    func qibladWithGpsd(_ env: GeoClueEnvironment, log: String) throws -> (GPSFake, QibladHarness) {
+        let port = freePort()
+        let gpsd = try GPSFake(logPath: repositoryRoot.appendingPathComponent("Tests/IntegrationTests/Logs/\(log)").path, port: port)
+        let q = try qiblad(env, arguments: ["--sysfs-root", "/nonexistent"], configuration: "gpsd = 127.0.0.1:\(port)\n")
+        return (gpsd, q)
+    }
+
+    func claim(_ q: QibladHarness) throws -> ChildProcess {
+        try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+    }
+
+    @Test func aGeoClueFixDrivesTheQiblaPropertiesFollowsAMoveAndSurvivesAGeoClueRestart() throws {
+        let env = try GeoClueEnvironment()
+        let feeder = NMEAFeeder(env.nmea, latitude: Self.london.latitude, longitude: Self.london.longitude, altitude: 35)
+        defer { feeder.stop() }
+        let q = try qiblad(env); defer { q.stop() }
+        try q.start()
+        #expect(try q.call("SetManualLocation", "dd", ["\(Self.cairo.latitude)", "\(Self.cairo.longitude)"]).status == 0)
+        let claim = try claim(q); defer { claim.terminate() }
+
+        // A first fix (location-source = auto, GeoClue2 present on the system bus).
+        #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "geoclue" }, "\(q.log)\n\(env.log.suffix(2000))")
+        #expect(abs(try q.double("Latitude") - Self.london.latitude) < 1e-6)
+        #expect(abs(try q.double("Longitude") - Self.london.longitude) < 1e-6)
+        #expect(abs(try q.double("Altitude") - 35) < 1e-6)
+        #expect(try q.double("LocationAccuracy") >= 0)
+        let position = try GeodeticPosition(latitudeDegrees: Self.london.latitude, longitudeDegrees: Self.london.longitude,
+                                            heightMetres: 35)
+        #expect(abs(try q.double("QiblaBearing") - Qibla().solve(from: position).greatCircleBearing.value!) < 1e-9)
+        #expect(q.log.contains("live fix from geoclue"))
+
+        // A move.
+        feeder.move(latitude: Self.jakarta.latitude, longitude: Self.jakarta.longitude)
+        #expect(waitUntil(timeout: 20) { abs(((try? q.double("Latitude")) ?? 0) - Self.jakarta.latitude) < 1e-6 })
+        #expect(abs(try q.double("Longitude") - Self.jakarta.longitude) < 1e-6)
+        #expect(try q.string("LocationSource") == "geoclue")
+
+        // GeoClue2 stopped: the manual location is published.
+        let killed = Date()
+        env.kill()
+        #expect(waitUntil(timeout: 10) { (try? q.string("LocationSource")) == "manual" }, "\(q.log)")
+        let fallback = Date().timeIntervalSince(killed)
+        #expect(fallback < 5, "fallback after \(fallback) s")
+        #expect(abs(try q.double("Latitude") - Self.cairo.latitude) < 1e-6)
+        #expect(q.daemon?.isRunning == true)
+
+        // GeoClue2 back: re-acquired.
+        let restarted = Date()
+        try env.start()
+        let onBus = Date()
+        #expect(waitUntil(timeout: 40) { (try? q.string("LocationSource")) == "geoclue" }, "\(q.log)")
+        let recovery = Date().timeIntervalSince(onBus)
+        #expect(abs(try q.double("Latitude") - Self.jakarta.latitude) < 1e-6)
+        print("GeoClue2 killed → fallback published after \(Int(fallback * 1000)) ms; restarted (on the bus and its agent registered \(Int(onBus.timeIntervalSince(restarted) * 1000)) ms after launch) → live fix after \(Int(recovery * 1000)) ms")
+        // One log line per state change, not one per retry.
+        #expect(q.log.components(separatedBy: "live fix lost").count - 1 == 1, "\(q.log)")
+        #expect(q.log.components(separatedBy: "GeoClue2 left the system bus").count - 1 == 1, "\(q.log)")
+    }
+
+    @Test func accessDeniedByConfigurationFallsBackToGpsdAndIsLoggedOnce() throws {
+        let env = try GeoClueEnvironment(qiblad: .disallowed)
+        let (gpsd, q) = try qibladWithGpsd(env, log: "city-sydney.log")
+        defer { gpsd.kill(); q.stop() }
+        try q.start()
+        var claim = try claim(q)
+        #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "gpsd" }, "\(q.log)")
+        #expect(abs(try q.double("Latitude") - -33.86882) < 1e-6)
+        func warnings() -> [Substring] {
+            q.log.split(separator: "\n").filter { $0.hasPrefix("<4>") && $0.contains("denied access") }
+        }
+        #expect(warnings().count == 1, "\(q.log)")
+        let line = String(warnings().first ?? "")
+        #expect(line.contains("disallowed by configuration") && line.contains("/etc/geoclue/geoclue.conf")
+                && line.contains("[qiblad] allowed=true system=false users=") && line.contains("using gpsd"), "\(line)")
+        // A second claim is refused again, but the fix is not logged again.
+        claim.send(SIGINT)
+        #expect(claim.wait(timeout: 10) == 0)
+        #expect(waitUntil(timeout: 10) { q.log.contains("last compass claim released") })
+        claim = try self.claim(q); defer { claim.terminate() }
+        #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "gpsd" })
+        #expect(waitUntil(timeout: 10) { q.log.components(separatedBy: "denied access").count - 1 == 2 })
+        #expect(warnings().count == 1, "\(q.log)")
+    }
+
+    @Test func accessDeniedWithoutGpsdKeepsTheManualLocation() throws {
+        let env = try GeoClueEnvironment(qiblad: .disallowed)
+        let q = try qiblad(env); defer { q.stop() }
+        try q.start()
+        #expect(try q.call("SetManualLocation", "dd", ["\(Self.cairo.latitude)", "\(Self.cairo.longitude)"]).status == 0)
+        let claim = try claim(q); defer { claim.terminate() }
+        #expect(waitUntil(timeout: 30) { q.log.contains("denied access") }, "\(q.log)")
+        #expect(q.log.contains("no live position (manual or last known location only)"))
+        #expect(try q.string("LocationSource") == "manual")
+        #expect(q.log.split(separator: "\n").filter { $0.contains("denied access") }.count == 1, "\(q.log)")
+    }
+
+    @Test func withoutGeoClueOnTheBusAutoUsesGpsd() throws {
+        let env = try GeoClueEnvironment(startGeoClue: false)
+        let (gpsd, q) = try qibladWithGpsd(env, log: "city-london.log")
+        defer { gpsd.kill(); q.stop() }
+        try q.start()
+        let claim = try claim(q); defer { claim.terminate() }
+        #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "gpsd" }, "\(q.log)")
+        #expect(q.log.contains("GeoClue2 is not available (org.freedesktop.GeoClue2 is neither running nor activatable"))
+    }
+
+    @Test func locationSourceGeoclueWaitsForGeoClueToAppear() throws {
+        let env = try GeoClueEnvironment(startGeoClue: false)
+        let feeder = NMEAFeeder(env.nmea, latitude: Self.jakarta.latitude, longitude: Self.jakarta.longitude)
+        defer { feeder.stop() }
+        let q = try qiblad(env, configuration: "location-source = geoclue\n"); defer { q.stop() }
+        try q.start()
+        let claim = try claim(q); defer { claim.terminate() }
+        #expect(waitUntil(timeout: 10) { q.log.contains("retrying with backoff") }, "\(q.log)")
+        sleep(2)
+        try env.start()
+        #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "geoclue" }, "\(q.log)")
+    }
+
+    @Test func withoutAClaimQibladHasNoSystemBusConnection() throws {
+        let env = try GeoClueEnvironment()
+        let feeder = NMEAFeeder(env.nmea, latitude: Self.london.latitude, longitude: Self.london.longitude)
+        defer { feeder.stop() }
+        let q = try qiblad(env); defer { q.stop() }
+        try q.start()
+        let pid = try #require(q.daemon?.pid)
+        sleep(1)
+        #expect(env.bus.connections(of: pid).isEmpty)
+        #expect(try q.string("LocationSource") == "none")
+        let claim = try claim(q)
+        #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "geoclue" })
+        #expect(env.bus.connections(of: pid).count == 1)
+        claim.send(SIGINT)
+        #expect(claim.wait(timeout: 10) == 0)
+        #expect(waitUntil(timeout: 10) { env.bus.connections(of: pid).isEmpty })
+        #expect(try q.string("LocationSource") == "last-known")
+        let woke = try IdleTests.wakeups(of: pid)
+        #expect(woke <= 2, "qiblad kept waking up after the last release: \(woke) in 3 s")
+    }
+}
