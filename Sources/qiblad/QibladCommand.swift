@@ -15,7 +15,7 @@ struct QibladCommand: ParsableCommand {
         commandName: "qiblad",
         abstract: "The Qibla compass service: Qibla bearing, distance, true heading and compass accuracy on D-Bus.",
         discussion: """
-            Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from gpsd (while a client holds a compass claim), else the manual location, else the last known one. Sensors: IIO magnetometer and accelerometer under --sysfs-root. SIGHUP reloads the configuration. Try it without hardware: qibla-sim demo, then qiblactl monitor.
+            Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from GeoClue2 or gpsd (location-source; only while a client holds a compass claim), else the manual location, else the last known one. Sensors: IIO magnetometer and accelerometer under --sysfs-root. SIGHUP reloads the configuration. Try it without hardware: qibla-sim demo, then qiblactl monitor.
             """,
         version: qiblaVersion)
 
