@@ -33,7 +33,7 @@ public final class StateWriter: Sendable {
                completion: completion)
     }
 
-    private func submit(_ job: @escaping @Sendable (StateStore) throws(Errno) -> Void, completion: @escaping Completion) {
+    func submit(_ job: @escaping @Sendable (StateStore) throws(Errno) -> Void, completion: @escaping Completion) {
         let result: Result<Void, Errno>
         do { try job(store); result = .success(()) } catch { result = .failure(error) }
         deliver { completion(result) }
