@@ -90,4 +90,22 @@ import TestSupport
         #expect(check.status != 0)
         #expect(check.stderr.contains("NotAvailable") || check.stderr.contains("claim"), "\(check.stderr)")
     }
+
+    @Test func qiblactlSunPrintsTheDaysTimesInLocalTimeAndJSON() throws {
+        var environment = ProcessInfo.processInfo.environment
+        environment["TZ"] = "UTC"
+        let text = try run(product("qiblactl").path, ["sun", "51.5074", "-0.1278", "--date", "2026-06-21"], environment: environment)
+        #expect(text.status == 0, "\(text.stderr)")
+        #expect(text.stdout.contains("09:28  sun"), "\(text.stdout)")
+        #expect(text.stdout.contains("face the sun") && text.stdout.contains("shadow of a vertical stick points to the Qibla"))
+        #expect(text.stdout.contains("Next Kaaba passage: 2026-07-15 09:26"), "\(text.stdout)")
+        let json = try run(product("qiblactl").path, ["sun", "21.4225241", "39.8261818", "--date", "2026-06-21", "--json"],
+                           environment: environment)
+        #expect(json.status == 0)
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(json.stdout.utf8)) as? [String: Any])
+        #expect(object["none_reason"] as? String == "at-kaaba")
+        #expect((object["times"] as? [Any])?.isEmpty == true)
+        let bad = try run(product("qiblactl").path, ["sun", "1", "2", "--date", "2026-02-30"], environment: environment)
+        #expect(bad.status == 2)
+    }
 }
