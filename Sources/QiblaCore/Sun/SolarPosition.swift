@@ -182,7 +182,9 @@ public enum SolarPositionAlgorithm {
     /// matters here: the 195 terms are most of a solar position's time.
     @inline(__always)
     static func cosine(_ x: Double) -> Double {
-        let k = (x * (2 / Double.pi)).rounded()
+        // Round to nearest by adding and subtracting 1.5·2⁵² (exact for |x·2/π| < 2⁵¹): a libm
+        // call for `rounded()` would cost as much as the polynomial on x86-64 without SSE4.1.
+        let k = (x * (2 / Double.pi) + 6_755_399_441_055_744.0) - 6_755_399_441_055_744.0
         let r = ((x - k * 1.57079632673412561417e+00) - k * 6.07710050630396597660e-11) - k * 2.02226624879595063154e-21
         let r2 = r * r
         let c = 1 + r2 * (-1.0 / 2 + r2 * (1.0 / 24 + r2 * (-1.0 / 720 + r2 * (1.0 / 40_320 + r2 * (-1.0 / 3_628_800
