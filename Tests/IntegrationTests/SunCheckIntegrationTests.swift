@@ -88,6 +88,23 @@ import TestSupport
         #expect(!left.contains { $0.hasPrefix("heading-correction-") }, "\(left)")
     }
 
+    @Test func qiblactlSunCheckPrintsTheError() throws {
+        let position = try Self.sunlitPlace(at: Date().timeIntervalSince1970 + 60)
+        var scene = Scene(position: position, decimalYear: DecimalYear.from(unixSeconds: Date().timeIntervalSince1970),
+                          trajectory: .custom { _ in QiblaSimulator.DeviceOrientation(headingDegrees: Self.sunAzimuthNow(position)) },
+                          magnetometerNoiseMicrotesla: 0.2, accelerometerNoiseMetresPerSecondSquared: 0.02)
+        let f = scene.earthFieldNEDMicrotesla
+        let bias = Angle.radians(-7)
+        scene.earthFieldNEDMicrotesla = Vector3(f.x * cos(bias) - f.y * sin(bias), f.x * sin(bias) + f.y * cos(bias), f.z)
+        let rig = try CompassRig(scene: scene, location: "\(position.latitudeDegrees),\(position.longitudeDegrees)",
+                                 configuration: "sample-rate = 50\n", rate: 50, claim: false)
+        let r = try run(product("qiblactl").path, ["sun", "--check", "--settle", "3", "--json"], environment: rig.daemon.bus.environment)
+        #expect(r.status == 0, "\(r.stderr)\n\(rig.daemon.log)")
+        let object = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
+        let error = try #require(object["check_error_deg"] as? Double)
+        #expect(abs(error - 7) <= 0.5, "\(r.stdout)")
+    }
+
     @Test func theCheckIsRefusedWhileThePhoneMoves() throws {
         let position = try Self.sunlitPlace(at: Date().timeIntervalSince1970 + 60)
         let scene = Scene(position: position, decimalYear: DecimalYear.from(unixSeconds: Date().timeIntervalSince1970),
