@@ -30,18 +30,22 @@ import TestSupport
         SolarPositionAlgorithm.position(at: Date().timeIntervalSince1970, for: position)?.azimuthDegrees ?? 0
     }
 
-    @Test func aSevenDegreeBiasIsMeasuredAgainstTheSunAndCorrected() throws {
-        let position = try Self.sunlitPlace(at: Date().timeIntervalSince1970 + 60)
-        // The Earth field of the scene turned 7° west about the vertical: the needle reads 7° too
-        // much everywhere (magnetic north looks 7° further west than WMM2025 says).
+    /// A phone lying flat, its top edge towards the sun and following it, whose compass reads 7°
+    /// too much: the scene's Earth field is turned 7° west about the vertical (magnetic north looks
+    /// 7° further west than WMM2025 says).
+    static func biasedPhoneFacingTheSun(at position: GeodeticPosition) -> Scene {
         var scene = Scene(position: position, decimalYear: DecimalYear.from(unixSeconds: Date().timeIntervalSince1970),
-                          trajectory: .constant(.init(headingDegrees: 0)), magnetometerNoiseMicrotesla: 0.2,
-                          accelerometerNoiseMetresPerSecondSquared: 0.02)
+                          trajectory: .custom { _ in QiblaSimulator.DeviceOrientation(headingDegrees: Self.sunAzimuthNow(position)) },
+                          magnetometerNoiseMicrotesla: 0.2, accelerometerNoiseMetresPerSecondSquared: 0.02)
         let f = scene.earthFieldNEDMicrotesla
         let bias = Angle.radians(-7)
         scene.earthFieldNEDMicrotesla = Vector3(f.x * cos(bias) - f.y * sin(bias), f.x * sin(bias) + f.y * cos(bias), f.z)
-        // The phone lies flat, its top edge towards the sun, following it.
-        scene.trajectory = .custom { _ in QiblaSimulator.DeviceOrientation(headingDegrees: Self.sunAzimuthNow(position)) }
+        return scene
+    }
+
+    @Test func aSevenDegreeBiasIsMeasuredAgainstTheSunAndCorrected() throws {
+        let position = try Self.sunlitPlace(at: Date().timeIntervalSince1970 + 60)
+        let scene = Self.biasedPhoneFacingTheSun(at: position)
         let rig = try CompassRig(scene: scene, location: "\(position.latitudeDegrees),\(position.longitudeDegrees)",
                                  configuration: "sample-rate = 50\n", rate: 50)
         let q = rig.daemon
@@ -90,12 +94,7 @@ import TestSupport
 
     @Test func qiblactlSunCheckPrintsTheError() throws {
         let position = try Self.sunlitPlace(at: Date().timeIntervalSince1970 + 60)
-        var scene = Scene(position: position, decimalYear: DecimalYear.from(unixSeconds: Date().timeIntervalSince1970),
-                          trajectory: .custom { _ in QiblaSimulator.DeviceOrientation(headingDegrees: Self.sunAzimuthNow(position)) },
-                          magnetometerNoiseMicrotesla: 0.2, accelerometerNoiseMetresPerSecondSquared: 0.02)
-        let f = scene.earthFieldNEDMicrotesla
-        let bias = Angle.radians(-7)
-        scene.earthFieldNEDMicrotesla = Vector3(f.x * cos(bias) - f.y * sin(bias), f.x * sin(bias) + f.y * cos(bias), f.z)
+        let scene = Self.biasedPhoneFacingTheSun(at: position)
         let rig = try CompassRig(scene: scene, location: "\(position.latitudeDegrees),\(position.longitudeDegrees)",
                                  configuration: "sample-rate = 50\n", rate: 50, claim: false)
         let r = try run(product("qiblactl").path, ["sun", "--check", "--settle", "3", "--json"], environment: rig.daemon.bus.environment)
