@@ -20,6 +20,11 @@ public struct CompassState: Sendable, Equatable {
     public var calibrationResidualMicrotesla = Double.nan
     /// |b| of the fit in use, microtesla; NaN without a fit.
     public var hardIronOffsetMagnitudeMicrotesla = Double.nan
+    /// Circular spread of the heading over the smoothing window, degrees; NaN when unknown. A still
+    /// phone shows well under a degree.
+    public var headingSpreadDegrees = Double.nan
+    /// The stored sun-check correction in force (subtracted from the heading), degrees; 0 for none.
+    public var headingCorrectionDegrees = 0.0
 
     public init() {}
 
@@ -27,6 +32,7 @@ public struct CompassState: Sendable, Equatable {
     mutating func withdrawHeading(accuracy: CompassAccuracy, axis: HeadingAxis? = HeadingAxis.none) {
         magneticHeadingDegrees = .nan
         headingErrorDegrees = .nan
+        headingSpreadDegrees = .nan
         self.accuracy = accuracy
         if let axis { self.axis = axis }
     }
@@ -81,7 +87,14 @@ public struct CompassModel: Sendable {
         case resetCalibration
         /// The fit of ``fitToPersist`` with this generation was written to disk.
         case calibrationPersisted(generation: Int)
+        /// A heading correction from a sun check (`CheckHeadingWithSun`), degrees (measured −
+        /// truth), subtracted from every heading from now on; nil removes it.
+        case headingCorrection(Double?)
     }
+
+    /// The one-sigma uncertainty of a heading correction from a sun check, degrees: aligning a
+    /// phone with the sun or a shadow by eye.
+    public static let sunCheckUncertaintyDegrees = 1.0
 
     public private(set) var configuration: Configuration
     public private(set) var state = CompassState()
@@ -154,6 +167,12 @@ public struct CompassModel: Sendable {
             persistedGeneration = calibrator.calibrationGeneration
         case .calibrationPersisted(let generation):
             persistedGeneration = max(persistedGeneration, generation)
+        case .headingCorrection(let correction):
+            let value = correction.flatMap { $0.isFinite ? Angle.normalized180($0) : nil } ?? 0
+            if state.magneticHeadingDegrees.isFinite {
+                state.magneticHeadingDegrees = Angle.normalized360(state.magneticHeadingDegrees + state.headingCorrectionDegrees - value)
+            }
+            state.headingCorrectionDegrees = value
         case .magneticField(let vector, let time):
             calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: latestAcceleration, time: time)
             applyCalibrationIfChanged()
@@ -209,9 +228,14 @@ public struct CompassModel: Sendable {
                                         fieldDisturbed: calibrator.fieldDisturbed, expectedField: field,
                                         fittedFieldMicrotesla: calibrator.fit?.fieldMicrotesla)
         state.hasCompass = true
-        state.magneticHeadingDegrees = estimate.magneticHeadingDegrees
+        state.magneticHeadingDegrees = Angle.normalized360(estimate.magneticHeadingDegrees - state.headingCorrectionDegrees)
         state.axis = estimate.axis
-        state.headingErrorDegrees = error.headingErrorDegrees
+        state.headingSpreadDegrees = estimate.spreadDegrees
+        // A sun check measured the needle's whole bias (calibration, declination, mounting): with a
+        // correction in force what is left is the window's noise and the check's own uncertainty.
+        state.headingErrorDegrees = state.headingCorrectionDegrees == 0 ? error.headingErrorDegrees
+            : min(error.headingErrorDegrees, (estimate.spreadDegrees * estimate.spreadDegrees
+                + Self.sunCheckUncertaintyDegrees * Self.sunCheckUncertaintyDegrees).squareRoot())
         state.accuracy = error.accuracy
         lastAccuracyLimits = error.limits
     }

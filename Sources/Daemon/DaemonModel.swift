@@ -29,6 +29,8 @@ public struct DaemonModel: Sendable {
     public private(set) var compass: CompassModel
     /// nil while no location is known.
     public private(set) var place: Place?
+    /// The sun: the next Qibla-sun instant here, the sun check.
+    public private(set) var sun = SunModel()
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -69,11 +71,38 @@ public struct DaemonModel: Sendable {
     private mutating func refreshPlace(nowUnixSeconds: Double) {
         guard let (location, source) = location.current else {
             place = nil
+            updateSun(nowUnixSeconds: nowUnixSeconds)
             return
         }
         let answer = configuration.qibla.answer(for: location.position,
                                                 decimalYear: DecimalYear.from(unixSeconds: nowUnixSeconds))
         place = Place(location: location, source: source, answer: answer, dayNumber: Self.dayNumber(nowUnixSeconds))
+        updateSun(nowUnixSeconds: nowUnixSeconds)
+    }
+
+    // MARK: The sun
+
+    /// Looks for the next Qibla-sun instant again if the place changed or ``SunModel/wakeUpUnixSeconds``
+    /// has come (the wiring's one sun timer calls this).
+    public mutating func updateSun(nowUnixSeconds: Double) {
+        sun.update(position: place?.location.position, qiblaBearingDegrees: place?.answer.bearingDegrees ?? .nan,
+                   nowUnixSeconds: nowUnixSeconds)
+    }
+
+    /// `CheckHeadingWithSun`: the compass error (published true heading − the sun's azimuth, or its
+    /// opposite), degrees in (−180, 180], or why it cannot be measured now. To store it, the wiring
+    /// persists ``headingCorrection(afterStoring:)`` and then applies it as
+    /// ``CompassModel/Input/headingCorrection(_:)``.
+    public func checkHeadingWithSun(alignment: SunModel.Alignment, nowUnixSeconds: Double) -> Result<Double, SunModel.CheckRefusal> {
+        sun.check(alignment: alignment, claimed: claims.isClaimed, position: place?.location.position,
+                  measuredTrueHeadingDegrees: properties.heading, spreadDegrees: compass.state.headingSpreadDegrees,
+                  nowUnixSeconds: nowUnixSeconds)
+    }
+
+    /// The correction that makes the heading agree with a check that found `error`: the error is
+    /// measured on the corrected heading, so it adds to the correction in force.
+    public func headingCorrection(afterStoring error: Double) -> Double {
+        Angle.normalized180(compass.state.headingCorrectionDegrees + error)
     }
 
     static func dayNumber(_ unixSeconds: Double) -> Int {
@@ -122,6 +151,8 @@ public struct DaemonModel: Sendable {
         p.hardIronOffsetMagnitude = c.hardIronOffsetMagnitudeMicrotesla
         p.heading = trueHeading(magnetic: c.magneticHeadingDegrees, declination: p.declination) ?? .nan
         p.qiblaRelativeBearing = relativeBearing(qibla: p.qiblaBearing, heading: p.heading) ?? .nan
+        p.nextQiblaSunTimeMicroseconds = sun.nextTimeMicroseconds
+        p.nextQiblaSunKind = sun.nextKind
         return p
     }
 }

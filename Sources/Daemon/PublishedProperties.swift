@@ -31,6 +31,10 @@ public struct PublishedProperties: Sendable, Equatable {
     public var hardIronOffsetMagnitude = Double.nan
     public var magneticInterference = false
 
+    public var nextQiblaSunTimeMicroseconds: UInt64 = 0
+    /// `sun`, `shadow` or `none`.
+    public var nextQiblaSunKind = "none"
+
     public var version = qiblaVersion
 
     public init() {}
@@ -61,6 +65,8 @@ public struct PublishedProperties: Sendable, Equatable {
         case .calibrationResidual: .double(calibrationResidual)
         case .hardIronOffsetMagnitude: .double(hardIronOffsetMagnitude)
         case .magneticInterference: .bool(magneticInterference)
+        case .nextQiblaSunTime: .uint64(nextQiblaSunTimeMicroseconds)
+        case .nextQiblaSunKind: .string(nextQiblaSunKind)
         case .version: .string(version)
         }
     }

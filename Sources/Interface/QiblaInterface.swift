@@ -48,6 +48,8 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
     case calibrationResidual = "CalibrationResidual"
     case hardIronOffsetMagnitude = "HardIronOffsetMagnitude"
     case magneticInterference = "MagneticInterference"
+    case nextQiblaSunTime = "NextQiblaSunTime"
+    case nextQiblaSunKind = "NextQiblaSunKind"
     case version = "Version"
 
     /// The D-Bus type signature of the value.
@@ -76,6 +78,8 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .calibrationResidual: "d"
         case .hardIronOffsetMagnitude: "d"
         case .magneticInterference: "b"
+        case .nextQiblaSunTime: "t"
+        case .nextQiblaSunKind: "s"
         case .version: "s"
         }
     }
@@ -106,6 +110,8 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .calibrationResidual: .immediate
         case .hardIronOffsetMagnitude: .immediate
         case .magneticInterference: .immediate
+        case .nextQiblaSunTime: .immediate
+        case .nextQiblaSunKind: .immediate
         case .version: .constant
         }
     }
@@ -119,6 +125,10 @@ public enum QiblaMethod: String, CaseIterable, Sendable, Hashable {
     case clearManualLocation = "ClearManualLocation"
     case qiblaFor = "QiblaFor"
     case resetCalibration = "ResetCalibration"
+    case sunPosition = "SunPosition"
+    case qiblaSunTimes = "QiblaSunTimes"
+    case kaabaSunPassages = "KaabaSunPassages"
+    case checkHeadingWithSun = "CheckHeadingWithSun"
 
     /// The signature of the arguments.
     public var inputSignature: String {
@@ -129,6 +139,10 @@ public enum QiblaMethod: String, CaseIterable, Sendable, Hashable {
         case .clearManualLocation: ""
         case .qiblaFor: "dd"
         case .resetCalibration: ""
+        case .sunPosition: "ddt"
+        case .qiblaSunTimes: "ddt"
+        case .kaabaSunPassages: "i"
+        case .checkHeadingWithSun: "sb"
         }
     }
 
@@ -141,6 +155,10 @@ public enum QiblaMethod: String, CaseIterable, Sendable, Hashable {
         case .clearManualLocation: ""
         case .qiblaFor: "dddd"
         case .resetCalibration: ""
+        case .sunPosition: "dd"
+        case .qiblaSunTimes: "a(tsd)"
+        case .kaabaSunPassages: "a(ts)"
+        case .checkHeadingWithSun: "d"
         }
     }
 }
@@ -149,6 +167,7 @@ public enum QiblaMethod: String, CaseIterable, Sendable, Hashable {
 public enum QiblaErrorName: String, CaseIterable, Sendable, Hashable {
     case invalidArgument = "InvalidArgument"
     case notSupported = "NotSupported"
+    case notAvailable = "NotAvailable"
 
     /// The full D-Bus error name.
     public var busName: String { QiblaBus.errorPrefix + rawValue }
@@ -185,7 +204,7 @@ public let qiblaInterfaceXML = #"""
 <node>
   <interface name="io.github.qiblad.Qibla1">
     <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="true"/>
-    <annotation name="io.github.qiblad.Errors" value="InvalidArgument NotSupported"/>
+    <annotation name="io.github.qiblad.Errors" value="InvalidArgument NotSupported NotAvailable"/>
 
     <!-- Location -->
     <property name="Latitude" type="d" access="read">
@@ -266,6 +285,14 @@ public let qiblaInterfaceXML = #"""
       <annotation name="org.freedesktop.DBus.Description" value="True when the measured field disagrees with the Earth's field expected here (magnets, steel, electronics nearby)."/>
     </property>
 
+    <!-- The sun -->
+    <property name="NextQiblaSunTime" type="t" access="read">
+      <annotation name="org.freedesktop.DBus.Description" value="The next instant, microseconds since the Unix epoch (UTC), when the sun's azimuth at the current location equals QiblaBearing (face the sun) or QiblaBearing + 180 (the shadow of a vertical stick points to the Qibla), with the sun at least 5 degrees high; searched over the next 24 hours and recomputed when the location changes or the instant passes. 0 = none known (no location, at the Kaaba, in the antipodal band, polar night, or no alignment within 24 hours)."/>
+    </property>
+    <property name="NextQiblaSunKind" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Description" value="What happens at NextQiblaSunTime: sun (face the sun: it stands in the Qibla), shadow (a vertical stick's shadow points to the Qibla) or none."/>
+    </property>
+
     <property name="Version" type="s" access="read">
       <annotation name="org.freedesktop.DBus.Property.EmitsChangedSignal" value="const"/>
       <annotation name="org.freedesktop.DBus.Description" value="qiblad's version."/>
@@ -296,6 +323,32 @@ public let qiblaInterfaceXML = #"""
     </method>
     <method name="ResetCalibration">
       <annotation name="org.freedesktop.DBus.Description" value="Forget the magnetometer calibration (and its state file) and start learning it again. NotSupported when there is no magnetometer."/>
+    </method>
+    <method name="SunPosition">
+      <annotation name="org.freedesktop.DBus.Description" value="A pure calculator: the sun's apparent topocentric azimuth (degrees clockwise from true north) and elevation (degrees, refraction for 1010 mbar and 10 C included) at a place and time (microseconds since the Unix epoch, UTC), by the NREL Solar Position Algorithm (Reda and Andreas 2008, 0.0003 degrees). InvalidArgument for a non-finite or out-of-range latitude or longitude, or a time outside 1900 to 2149 (the range of the Delta T model)."/>
+      <arg name="latitude" type="d" direction="in"/>
+      <arg name="longitude" type="d" direction="in"/>
+      <arg name="time" type="t" direction="in"/>
+      <arg name="azimuth" type="d" direction="out"/>
+      <arg name="elevation" type="d" direction="out"/>
+    </method>
+    <method name="QiblaSunTimes">
+      <annotation name="org.freedesktop.DBus.Description" value="A pure calculator: every instant in the 24 hours from start (microseconds since the Unix epoch, UTC) when the sun's azimuth equals the Qibla bearing (kind sun: face the sun) or the bearing + 180 degrees (kind shadow: a vertical stick's shadow points to the Qibla), with the sun at least 5 degrees high, in time order: (time in microseconds, kind, the sun's elevation in degrees). Empty where there are none (at the Kaaba, in the antipodal band, in polar night, or when the sun's path does not cross the Qibla). The Qibla bearing is QiblaBearing's (the configured bearing model). InvalidArgument as for SunPosition."/>
+      <arg name="latitude" type="d" direction="in"/>
+      <arg name="longitude" type="d" direction="in"/>
+      <arg name="start" type="t" direction="in"/>
+      <arg name="times" type="a(tsd)" direction="out"/>
+    </method>
+    <method name="KaabaSunPassages">
+      <annotation name="org.freedesktop.DBus.Description" value="A pure calculator: the sun's passages closest to the Kaaba's zenith (late May and mid July: every shadow in the sunlit half of the Earth points away from the Qibla) and nadir (January and late November: the sun itself stands in the Qibla) in a year, in time order: (time in microseconds since the Unix epoch, zenith or nadir). InvalidArgument for a year outside 1900 to 2149."/>
+      <arg name="year" type="i" direction="in"/>
+      <arg name="passages" type="a(ts)" direction="out"/>
+    </method>
+    <method name="CheckHeadingWithSun">
+      <annotation name="org.freedesktop.DBus.Description" value="Checks the compass against the sun. The caller holds a claim and has aligned HeadingAxis with the sun (alignment sun) or, the phone flat, with the shadow of a vertical object (alignment shadow: the sun's azimuth + 180 degrees), and keeps the phone still. Returns the compass error in degrees, the measured true heading minus the sun's azimuth at this instant, in (-180, 180]. With store true the error is kept as this magnetometer's heading correction (persisted beside its calibration, cleared by ResetCalibration) and subtracted from Heading from then on. InvalidArgument for an alignment other than sun or shadow; NotAvailable when the caller holds no claim, no location is known, no heading is published, the phone is moving (the heading spread over the smoothing window above 2 degrees) or the sun is below 5 degrees."/>
+      <arg name="alignment" type="s" direction="in"/>
+      <arg name="store" type="b" direction="in"/>
+      <arg name="error" type="d" direction="out"/>
     </method>
   </interface>
 </node>

@@ -48,3 +48,26 @@ public enum Heap {
     /// library without `mallinfo2` (musl, glibc before 2.33).
     public static func bytesInUse() -> Int? { Syscalls.heapBytesInUse() }
 }
+
+/// Local civil time in the C library's time zone (`TZ` or /etc/localtime), for command lines that
+/// print times a person reads.
+public enum LocalTime {
+    public struct Components: Sendable, Equatable {
+        public var year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int
+        /// Offset of local time from UTC, seconds (east positive).
+        public var utcOffsetSeconds: Int
+    }
+
+    /// The local date and time of an instant (`localtime_r(3)`).
+    public static func components(unixSeconds: Double) -> Components {
+        let c = Syscalls.localTime(Int(unixSeconds.rounded(.down)))
+        return Components(year: c.year, month: c.month, day: c.day, hour: c.hour, minute: c.minute, second: c.second,
+                          utcOffsetSeconds: c.utcOffsetSeconds)
+    }
+
+    /// The instant of a local date and time (`mktime(3)`, daylight saving decided by the zone);
+    /// nil when it cannot be represented.
+    public static func unixSeconds(year: Int, month: Int, day: Int, hour: Int = 0, minute: Int = 0, second: Int = 0) -> Double? {
+        Syscalls.makeLocalTime(year: year, month: month, day: day, hour: hour, minute: minute, second: second).map(Double.init)
+    }
+}

@@ -91,6 +91,8 @@ enum BenchmarkName: String, CaseIterable, ExpressibleByArgument {
     case headingPipeline = "heading-pipeline"
     case accuracy
     case calibration
+    case sunPosition = "sun-position"
+    case qiblaSunDay = "qibla-sun-day"
 }
 
 /// One magnetometer + accelerometer sample pair, as the daemon feeds `HeadingPipeline.update`.
@@ -304,6 +306,10 @@ struct QiblaBench: ParsableCommand {
                     + "(a rejection would be timed on its short path).")
             case .calibration:
                 (results[name], notes) = { let r = CalibrationBenchmarks.run(points: points.count, batches: batches, warmup: warmup, sink: &sink); return (r.0, notes + r.1) }()
+            case .sunPosition:
+                (results[name], notes) = { let r = SunBenchmarks.solarPosition(points: points, batches: batches, warmup: warmup, sink: &sink); return (r.0, notes + r.1) }()
+            case .qiblaSunDay:
+                (results[name], notes) = { let r = SunBenchmarks.qiblaSunDay(points: points, batches: batches, warmup: warmup, sink: &sink); return (r.0, notes + r.1) }()
             case .accuracy:
                 // Inputs as the daemon passes them: the pipeline's estimates for the stream, with
                 // the WMM2025 field at London as the expectation.

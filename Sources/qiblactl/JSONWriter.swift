@@ -15,6 +15,13 @@ struct JSONObject {
         members.append((key, Self.quoted(value)))
     }
 
+    /// An array of objects.
+    mutating func set(_ key: String, _ objects: [JSONObject]) {
+        members.append((key, "[" + objects.map(\.text).joined(separator: ", ") + "]"))
+    }
+    /// A nested object (nil: null).
+    mutating func set(_ key: String, _ object: JSONObject?) { members.append((key, object?.text ?? "null")) }
+
     var text: String {
         "{" + members.map { "\(Self.quoted($0.0)): \($0.1)" }.joined(separator: ", ") + "}"
     }

@@ -11,7 +11,7 @@ struct Qiblactl: ParsableCommand {
         commandName: "qiblactl",
         abstract: "Ask qiblad for the Qibla, or compute it here.",
         version: qiblaVersion,
-        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Calibrate.self, SetLocation.self, ClearLocation.self])
+        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Calibrate.self, Sun.self, SetLocation.self, ClearLocation.self])
 }
 
 /// Exit status 2 with a message on stderr: the convention for invalid input.

@@ -11,6 +11,10 @@ enum ServiceRequest {
     case clearManualLocation
     case qiblaFor(GeodeticPosition)
     case resetCalibration
+    case sunPosition(GeodeticPosition, unixSeconds: Double)
+    case qiblaSunTimes(GeodeticPosition, startUnixSeconds: Double)
+    case kaabaSunPassages(year: Int)
+    case checkHeadingWithSun(SunModel.Alignment, store: Bool)
 }
 
 /// A typed error reply: one of the interface's own errors, or `org.freedesktop.DBus.Error.Failed`.
@@ -150,7 +154,35 @@ final class BusService {
         case .clearManualLocation: return .success(.clearManualLocation)
         case .qiblaFor: return position().map { .qiblaFor($0) }
         case .resetCalibration: return .success(.resetCalibration)
+        case .sunPosition, .qiblaSunTimes:
+            return position().flatMap { position in
+                time(arguments[2]).map {
+                    method == .sunPosition ? .sunPosition(position, unixSeconds: $0) : .qiblaSunTimes(position, startUnixSeconds: $0)
+                }
+            }
+        case .kaabaSunPassages:
+            guard case .int32(let year) = arguments[0], KaabaSunPassages.validYears.contains(Int(year)) else {
+                return .failure(ServiceError(.invalidArgument, "the year must be in \(KaabaSunPassages.validYears) (the ΔT model's range)"))
+            }
+            return .success(.kaabaSunPassages(year: Int(year)))
+        case .checkHeadingWithSun:
+            guard case .string(let text) = arguments[0], let alignment = SunModel.Alignment(rawValue: text),
+                  case .bool(let store) = arguments[1] else {
+                return .failure(ServiceError(.invalidArgument, "alignment must be 'sun' or 'shadow'"))
+            }
+            return .success(.checkHeadingWithSun(alignment, store: store))
         }
+    }
+
+    /// Microseconds since the epoch → seconds, inside the solar model's years (1900 to 2149).
+    private static func time(_ value: DBusValue) -> Result<Double, ServiceError> {
+        guard case .uint64(let microseconds) = value else { return .failure(ServiceError(.invalidArgument, "expected a time")) }
+        let seconds = Double(microseconds) / 1e6
+        guard SolarPositionAlgorithm.validUnixSeconds.contains(seconds) else {
+            return .failure(ServiceError(.invalidArgument,
+                                         "time \(microseconds) µs is outside 1970 to 2149 (the solar model's range, microseconds since the epoch)"))
+        }
+        return .success(seconds)
     }
 
     private func propertiesGet(_ message: DBusMessage, _ arguments: [DBusValue]) -> DBusMessage {

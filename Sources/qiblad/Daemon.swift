@@ -47,6 +47,8 @@ final class Daemon: @unchecked Sendable {
     private var sensors: SensorHub?
     private var publishRetryTimer: EventLoop.Token?
     private var lastKnownTimer: EventLoop.Token?
+    /// The one sun timer (``armSunTimer()``) and the wall-clock time it is armed for.
+    private var sunTimer: (token: EventLoop.Token, dueUnixSeconds: Double)?
     private let clock = ContinuousClock()
     private let startInstant: ContinuousClock.Instant
     private var droppedValues = 0
@@ -204,6 +206,8 @@ final class Daemon: @unchecked Sendable {
                           .double(answer.distanceMetres), .double(answer.declinationDegrees))
         case .resetCalibration:
             resetCalibration(reply: reply)
+        case .sunPosition, .qiblaSunTimes, .kaabaSunPassages, .checkHeadingWithSun:
+            handleSun(request, reply)
         }
     }
 
@@ -236,6 +240,7 @@ final class Daemon: @unchecked Sendable {
             case .success:
                 logger.info("calibration of \(device.name) reset; learning it again")
                 model.apply(.resetCalibration, nowUnixSeconds: WallClock.nowUnixSeconds())
+                forgetHeadingCorrection(of: device)
                 publish()
                 reply.succeed()
             case .failure(let error):
@@ -257,6 +262,7 @@ final class Daemon: @unchecked Sendable {
         if let current = calibratedDevice, current == identity { return }
         calibratedDevice = identity
         model.apply(.resetCalibration, nowUnixSeconds: now)
+        restoreHeadingCorrection(of: identity, now: now)
         switch store.loadCalibration(deviceName: identity.name, devicePath: identity.path) {
         case .success(let stored?):
             let b = stored.fit.hardIronOffsetMicrotesla.length
@@ -511,6 +517,111 @@ final class Daemon: @unchecked Sendable {
             publishRetryTimer = loop.schedule(after: .seconds(delay)) { [unowned self] in
                 publishRetryTimer = nil
                 publish()
+            }
+        }
+        armSunTimer()
+    }
+
+    // MARK: Sun
+
+    /// Keeps the one sun timer armed for ``SunModel/wakeUpUnixSeconds`` (the next Qibla-sun instant,
+    /// or the end of a window that held none); no timer while the model waits for nothing.
+    private func armSunTimer() {
+        let due = model.sun.wakeUpUnixSeconds
+        if let timer = sunTimer {
+            if timer.dueUnixSeconds == due { return }
+            loop.cancel(timer.token)
+            sunTimer = nil
+        }
+        guard let due else { return }
+        let delay = max(0, due - WallClock.nowUnixSeconds())
+        let token = loop.schedule(after: .seconds(delay)) { [unowned self] in
+            sunTimer = nil
+            model.updateSun(nowUnixSeconds: WallClock.nowUnixSeconds())
+            publish()
+        }
+        sunTimer = (token, due)
+    }
+
+    /// The sun's calculators and the sun check.
+    private func handleSun(_ request: ServiceRequest, _ reply: PendingReply) {
+        let now = WallClock.nowUnixSeconds()
+        switch request {
+        case .sunPosition(let position, let time):
+            guard let sun = SolarPositionAlgorithm.position(at: time, for: position) else {
+                reply.fail(ServiceError(.invalidArgument, "the time is outside the solar model's range"))
+                return
+            }
+            reply.succeed(.double(sun.azimuthDegrees), .double(sun.elevationDegrees))
+        case .qiblaSunTimes(let position, let start):
+            let bearing = model.configuration.qibla.answer(for: position, decimalYear: DecimalYear.from(unixSeconds: now)).bearingDegrees
+            var events: [QiblaSunEvent] = []
+            if bearing.isFinite {
+                guard let times = QiblaSunSearch(minimumElevationDegrees: model.sun.configuration.minimumElevationDegrees)
+                    .times(at: position, qiblaBearingDegrees: bearing, from: start) else {
+                    reply.fail(ServiceError(.invalidArgument, "the 24 hours from start leave the solar model's range (1900 to 2149)"))
+                    return
+                }
+                events = times.events
+            }
+            reply.succeed(.array(elementSignature: "(tsd)", events.map {
+                .structure([.uint64(SunModel.busMicroseconds($0.unixSeconds)), .string($0.kind.rawValue), .double($0.elevationDegrees)])
+            }))
+        case .kaabaSunPassages(let year):
+            let passages = KaabaSunPassages.passages(year: year, kaaba: model.configuration.qibla.kaaba) ?? []
+            reply.succeed(.array(elementSignature: "(ts)", passages.map {
+                .structure([.uint64(SunModel.busMicroseconds($0.unixSeconds)), .string($0.kind.rawValue)])
+            }))
+        case .checkHeadingWithSun(let alignment, let keep):
+            switch model.checkHeadingWithSun(alignment: alignment, nowUnixSeconds: now) {
+            case .failure(let refusal):
+                reply.fail(ServiceError(.notAvailable, refusal.description))
+            case .success(let error):
+                logger.info("sun check (\(alignment.rawValue)): the compass is off by \(error)°\(keep ? "; storing the correction" : "")")
+                guard keep else { reply.succeed(.double(error)); return }
+                guard let device = calibratedDevice else {
+                    reply.fail(ServiceError(.notAvailable, "no magnetometer to keep a correction for"))
+                    return
+                }
+                let correction = model.headingCorrection(afterStoring: error)
+                let stored = StoredHeadingCorrection(deviceName: device.name, devicePath: device.path,
+                                                     correctionDegrees: correction, timestampUnixSeconds: now)
+                writer.saveHeadingCorrection(stored) { [unowned self] result in
+                    switch result {
+                    case .success:
+                        model.apply(.headingCorrection(correction), nowUnixSeconds: WallClock.nowUnixSeconds())
+                        publish()
+                        reply.succeed(.double(error))
+                    case .failure(let problem):
+                        reply.fail(.failed("cannot save the heading correction in \(store.directory): \(problem)"))
+                    }
+                }
+            }
+        default:
+            return
+        }
+    }
+
+    /// A magnetometer appeared: use its stored heading correction, if any.
+    private func restoreHeadingCorrection(of device: (name: String, path: String), now: Double) {
+        switch store.loadHeadingCorrection(deviceName: device.name, devicePath: device.path) {
+        case .success(let stored?):
+            logger.info("restored the sun-check heading correction of \(device.name): \(stored.correctionDegrees)°")
+            model.apply(.headingCorrection(stored.correctionDegrees), nowUnixSeconds: now)
+        case .success(nil):
+            model.apply(.headingCorrection(nil), nowUnixSeconds: now)
+        case .failure(let problem):
+            logger.error("heading correction file rejected: \(problem)")
+            model.apply(.headingCorrection(nil), nowUnixSeconds: now)
+        }
+    }
+
+    /// `ResetCalibration`: the sun-check correction goes with the calibration.
+    private func forgetHeadingCorrection(of device: (name: String, path: String)) {
+        model.apply(.headingCorrection(nil), nowUnixSeconds: WallClock.nowUnixSeconds())
+        writer.removeHeadingCorrection(deviceName: device.name, devicePath: device.path) { [logger, store] result in
+            if case .failure(let error) = result {
+                logger.error("cannot remove the heading correction file in \(store.directory): \(error)")
             }
         }
     }

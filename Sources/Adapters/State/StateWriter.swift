@@ -49,7 +49,8 @@ public final class StateWriter: Sendable {
                completion: completion)
     }
 
-    private func submit(_ work: @escaping @Sendable (StateStore) throws(Errno) -> Void, completion: @escaping Completion) {
+    /// Queues one write; the worker starts if none runs.
+    func submit(_ work: @escaping @Sendable (StateStore) throws(Errno) -> Void, completion: @escaping Completion) {
         let startWorker = queue.withLock { q -> Bool in
             q.jobs.append((work, completion))
             guard !q.isRunning else { return false }

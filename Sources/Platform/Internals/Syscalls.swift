@@ -14,6 +14,30 @@ import CLinux
 import SystemPackage
 
 enum Syscalls {
+    /// `localtime_r(3)`: the broken-down local time (the C library's zone: TZ or /etc/localtime).
+    static func localTime(_ unixSeconds: Int) -> (year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int,
+                                                  utcOffsetSeconds: Int) {
+        var seconds = time_t(unixSeconds)
+        var t = tm()
+        localtime_r(&seconds, &t)
+        return (Int(t.tm_year) + 1900, Int(t.tm_mon) + 1, Int(t.tm_mday), Int(t.tm_hour), Int(t.tm_min), Int(t.tm_sec),
+                Int(t.tm_gmtoff))
+    }
+
+    /// `mktime(3)` of a local date and time (DST decided by the C library); nil when it fails.
+    static func makeLocalTime(year: Int, month: Int, day: Int, hour: Int, minute: Int, second: Int) -> Int? {
+        var t = tm()
+        t.tm_year = Int32(year - 1900)
+        t.tm_mon = Int32(month - 1)
+        t.tm_mday = Int32(day)
+        t.tm_hour = Int32(hour)
+        t.tm_min = Int32(minute)
+        t.tm_sec = Int32(second)
+        t.tm_isdst = -1
+        let seconds = mktime(&t)
+        return seconds == -1 ? nil : Int(seconds)
+    }
+
     /// glibc `mallinfo2(3)`: bytes allocated on the heap; nil where the C library has no such call.
     static func heapBytesInUse() -> Int? {
         let bytes = qiblad_heap_bytes_in_use()
