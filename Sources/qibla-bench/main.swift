@@ -91,6 +91,7 @@ enum BenchmarkName: String, CaseIterable, ExpressibleByArgument {
     case headingPipeline = "heading-pipeline"
     case accuracy
     case calibration
+    case samplePath = "sample-path"
 }
 
 /// One magnetometer + accelerometer sample pair, as the daemon feeds `HeadingPipeline.update`.
@@ -304,6 +305,10 @@ struct QiblaBench: ParsableCommand {
                     + "(a rejection would be timed on its short path).")
             case .calibration:
                 (results[name], notes) = { let r = CalibrationBenchmarks.run(points: points.count, batches: batches, warmup: warmup, sink: &sink); return (r.0, notes + r.1) }()
+            case .samplePath:
+                let r = SamplePathBenchmarks.run(points: points.count, batches: batches, warmup: warmup, sink: &sink)
+                results[name] = r.0
+                notes += r.1
             case .accuracy:
                 // Inputs as the daemon passes them: the pipeline's estimates for the stream, with
                 // the WMM2025 field at London as the expectation.
