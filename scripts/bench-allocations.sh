@@ -6,12 +6,15 @@
 #   scripts/bench-allocations.sh [samples]        (default 10000)
 #   BENCH_NO_BUILD=1 scripts/bench-allocations.sh (reuse .build/release)
 #
-# Needs: valgrind.
+# Needs: valgrind, strip (binutils).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 n=${1:-10000}
 [[ -n ${BENCH_NO_BUILD:-} ]] || swift build -c release --product qibla-bench >/dev/null
-bin="$(swift build -c release --show-bin-path)/qibla-bench"
+# A stripped copy: valgrind 3.19 gives up on the Swift binary's debug information.
+bin=$(mktemp /tmp/qibla-bench.XXXXXX)
+trap 'rm -f "$bin"' EXIT
+strip -o "$bin" "$(swift build -c release --show-bin-path)/qibla-bench"
 count_allocs() {
     valgrind --tool=memcheck --leak-check=no "$bin" --only sample-path --points "$1" --batches 1 --warmup 0 2>&1 >/dev/null \
         | awk '/total heap usage:/ { gsub(",", ""); for (i = 1; i <= NF; i++) if ($i == "allocs") print $(i - 1) }'
