@@ -166,7 +166,7 @@ let package = Package(
         .executableTarget(
             name: "qibla-bench",
             dependencies: [
-                "QiblaCore", "QiblaPlatform",
+                "QiblaCore", "QiblaPlatform", "QiblaDaemon", "QiblaInterface",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qibla-bench",

@@ -147,6 +147,10 @@ cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }   
 switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }'; }
 threads() { ls /proc/"$1"/task | wc -l; }
 status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+smaps_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/smaps_rollup"; }     # Pss, Private_Dirty, ...
+# On-CPU nanoseconds of all threads (first field of /proc/PID/task/*/schedstat; threads that have
+# exited are not counted, so phases compare threads that lived through them).
+oncpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'; }
 signals_seen() { local n; n=$(grep -c 'PropertiesChanged' "$work/monitor-$1.log" 2>/dev/null) || true; echo "${n:-0}"; }
 
 # "name(tid): voluntary+involuntary; ..." for every thread (counts since the thread started).
@@ -172,17 +176,21 @@ start_bus_monitor() {
 measure_phase() {
     local name=$1 t0 t1 c0 c1 w0 w1 s0 s1 seconds
     start_bus_monitor "$name"
-    c0=$(cpu_ticks "$daemon_pid"); w0=$(switches "$daemon_pid"); s0=$(signals_seen "$name"); t0=$(now_ns)
+    c0=$(cpu_ticks "$daemon_pid"); w0=$(switches "$daemon_pid"); s0=$(signals_seen "$name"); n0=$(oncpu_ns "$daemon_pid"); t0=$(now_ns)
     sleep "$phase_seconds"
-    c1=$(cpu_ticks "$daemon_pid"); w1=$(switches "$daemon_pid"); s1=$(signals_seen "$name"); t1=$(now_ns)
+    c1=$(cpu_ticks "$daemon_pid"); w1=$(switches "$daemon_pid"); s1=$(signals_seen "$name"); n1=$(oncpu_ns "$daemon_pid"); t1=$(now_ns)
     seconds=$(awk -v d=$((t1 - t0)) 'BEGIN { print d / 1e9 }')
     phase_cpu=$(awk -v t=$((c1 - c0)) -v hz="$clock_ticks" -v s="$seconds" 'BEGIN { printf "%.2f s/min (%.2f %% of one core)", t / hz * 60 / s, t / hz / s * 100 }')
     phase_wakeups=$(awk -v n=$((w1 - w0)) -v s="$seconds" 'BEGIN { printf "%.1f", n / s }')
+    # Per sample at the simulator's rate (one sample = one magnetometer + one accelerometer reading).
+    phase_per_sample=$(awk -v n=$((w1 - w0)) -v c=$((n1 - n0)) -v s="$seconds" -v r="$rate" \
+        'BEGIN { printf "%.2f switches, %.1f µs on-CPU", n / s / r, c / s / r / 1000 }')
+    phase_pss=$(smaps_kb "$daemon_pid" Pss); phase_dirty=$(smaps_kb "$daemon_pid" Private_Dirty)
     phase_signals=$(awk -v n=$((s1 - s0)) -v s="$seconds" 'BEGIN { printf "%.1f", n / s }')
     phase_rss=$(status_kb "$daemon_pid" VmRSS); phase_hwm=$(status_kb "$daemon_pid" VmHWM)
     phase_threads=$(threads "$daemon_pid")
     phase_raw="cpu ticks $((c1 - c0)) @${clock_ticks} Hz, switches $((w1 - w0)), signals $((s1 - s0)) in ${seconds} s"
-    echo "   $name: CPU $phase_cpu, wakeups $phase_wakeups/s, PropertiesChanged $phase_signals/s, VmRSS $phase_rss kB, VmHWM $phase_hwm kB, threads $phase_threads ($phase_raw)" >&2
+    echo "   $name: CPU $phase_cpu, wakeups $phase_wakeups/s, per sample $phase_per_sample, Pss $phase_pss kB, Private_Dirty $phase_dirty kB, PropertiesChanged $phase_signals/s, VmRSS $phase_rss kB, VmHWM $phase_hwm kB, threads $phase_threads ($phase_raw)" >&2
     stop_pid "$bus_monitor_pid"; forget_pid "$bus_monitor_pid"
 }
 
@@ -191,7 +199,7 @@ echo "== idle: ${phase_seconds} s, nobody claims the compass" >&2
 sleep 3
 measure_phase idle
 idle_cpu=$phase_cpu idle_wakeups=$phase_wakeups idle_signals=$phase_signals
-idle_rss=$phase_rss idle_hwm=$phase_hwm idle_threads=$phase_threads idle_raw=$phase_raw
+idle_rss=$phase_rss idle_hwm=$phase_hwm idle_pss=$phase_pss idle_dirty=$phase_dirty idle_per_sample=$phase_per_sample idle_threads=$phase_threads idle_raw=$phase_raw
 idle_switch_detail=$(per_thread_switches "$daemon_pid")
 
 # --- claimed --------------------------------------------------------------------------------
@@ -203,7 +211,7 @@ sleep 3
 kill -0 "$ctl_pid" 2>/dev/null || { echo "bench-daemon: qiblactl monitor exited: $(cat "$work/qiblactl.log")" >&2; exit 1; }
 measure_phase claimed
 claimed_cpu=$phase_cpu claimed_wakeups=$phase_wakeups claimed_signals=$phase_signals
-claimed_rss=$phase_rss claimed_hwm=$phase_hwm claimed_threads=$phase_threads claimed_raw=$phase_raw
+claimed_rss=$phase_rss claimed_hwm=$phase_hwm claimed_pss=$phase_pss claimed_dirty=$phase_dirty claimed_per_sample=$phase_per_sample claimed_threads=$phase_threads claimed_raw=$phase_raw
 monitor_lines=$(wc -l <"$work/qiblactl.log")
 claimed_switch_detail=$(per_thread_switches "$daemon_pid")
 stop_pid "$ctl_pid"; forget_pid "$ctl_pid"
@@ -214,7 +222,7 @@ echo "== released: ${phase_seconds} s after qiblactl monitor released the claim"
 sleep 3
 measure_phase released
 released_cpu=$phase_cpu released_wakeups=$phase_wakeups released_signals=$phase_signals
-released_rss=$phase_rss released_hwm=$phase_hwm released_threads=$phase_threads released_raw=$phase_raw
+released_rss=$phase_rss released_hwm=$phase_hwm released_pss=$phase_pss released_dirty=$phase_dirty released_per_sample=$phase_per_sample released_threads=$phase_threads released_raw=$phase_raw
 
 # --- binary ---------------------------------------------------------------------------------
 size_kib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f KiB", b / 1024 }'; }
@@ -246,8 +254,11 @@ section=$(cat <<EOF
 |---|---:|---:|---:|
 | Resident memory VmRSS | $idle_rss kB | $claimed_rss kB | $released_rss kB |
 | Peak resident memory VmHWM | $idle_hwm kB | $claimed_hwm kB | $released_hwm kB |
+| Pss (smaps_rollup) | $idle_pss kB | $claimed_pss kB | $released_pss kB |
+| Private_Dirty (smaps_rollup) | $idle_dirty kB | $claimed_dirty kB | $released_dirty kB |
 | CPU time (utime + stime) | $idle_cpu | $claimed_cpu | $released_cpu |
 | Wakeups (context switches, all threads) | $idle_wakeups /s | $claimed_wakeups /s | $released_wakeups /s |
+| Per sample (÷ $rate Hz): context switches, on-CPU time (schedstat) | — | $claimed_per_sample | — |
 | PropertiesChanged signals | $idle_signals /s | $claimed_signals /s | $released_signals /s |
 | Threads | $idle_threads | $claimed_threads | $released_threads |
 

@@ -31,8 +31,12 @@ public struct PropertyPublisher: Sendable {
     }
 
     public var configuration: Configuration
+    /// `allCases` once: the synthesized `allCases` builds a new array on every call.
+    private static let allProperties = QiblaProperty.allCases
     /// What clients have been told (or, before ``goLive()``, what they will read).
-    private var told: [QiblaProperty: PropertyValue] = [:]
+    /// Indexed by ``QiblaProperty/allCases`` position (``index(_:)``): no hashing, no dictionary
+    /// storage to reallocate on the sample path.
+    private var told: [PropertyValue?] = Array(repeating: nil, count: QiblaProperty.allCases.count)
     private var lastHeadingEmissionSeconds: Double?
     /// False until the bus name is owned: until then changes are recorded, not sent.
     public private(set) var isLive = false
@@ -48,18 +52,18 @@ public struct PropertyPublisher: Sendable {
     public mutating func update(_ properties: PublishedProperties, nowSeconds: Double) -> Emission {
         var emission = Emission()
         guard isLive else {
-            for property in QiblaProperty.allCases { told[property] = properties[property] }
+            for (index, property) in Self.allProperties.enumerated() { told[index] = properties[property] }
             return emission
         }
         var headingPending = false
-        for property in QiblaProperty.allCases {
+        for (index, property) in Self.allProperties.enumerated() {
             let value = properties[property]
-            guard value != told[property] else { continue }
+            guard value != told[index] else { continue }
             if property.throttleGroup == .heading {
-                if isSignificant(property, value) { headingPending = true }
+                if isSignificant(property, value, told: told[index]) { headingPending = true }
             } else {
                 emission.immediate.append(property)
-                told[property] = value
+                told[index] = value
             }
         }
         guard headingPending else { return emission }
@@ -69,11 +73,11 @@ public struct PropertyPublisher: Sendable {
             emission.retryAfterSeconds = minimumInterval - (nowSeconds - last)
             return emission
         }
-        for property in QiblaProperty.allCases where property.throttleGroup == .heading {
+        for (index, property) in Self.allProperties.enumerated() where property.throttleGroup == .heading {
             let value = properties[property]
-            if value != told[property], isSignificant(property, value) {
+            if value != told[index], isSignificant(property, value, told: told[index]) {
                 emission.heading.append(property)
-                told[property] = value
+                told[index] = value
             }
         }
         lastHeadingEmissionSeconds = nowSeconds
@@ -82,8 +86,8 @@ public struct PropertyPublisher: Sendable {
 
     /// A heading-group change worth a signal: at least the resolution (circular for angles;
     /// `HeadingError` is a plain magnitude), or a change between known and unknown (NaN).
-    private func isSignificant(_ property: QiblaProperty, _ value: PropertyValue) -> Bool {
-        guard case .double(let new) = value, case .double(let old)? = told[property] else { return true }
+    private func isSignificant(_ property: QiblaProperty, _ value: PropertyValue, told: PropertyValue?) -> Bool {
+        guard case .double(let new) = value, case .double(let old)? = told else { return true }
         if new.isNaN || old.isNaN { return new.isNaN != old.isNaN }
         let difference = property == .headingError ? abs(new - old) : abs(Angle.normalized180(new - old))
         return difference >= configuration.headingResolutionDegrees

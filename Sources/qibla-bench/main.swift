@@ -93,6 +93,7 @@ enum BenchmarkName: String, CaseIterable, ExpressibleByArgument {
     case calibration
     case sunPosition = "sun-position"
     case qiblaSunDay = "qibla-sun-day"
+    case samplePath = "sample-path"
 }
 
 /// One magnetometer + accelerometer sample pair, as the daemon feeds `HeadingPipeline.update`.
@@ -310,6 +311,10 @@ struct QiblaBench: ParsableCommand {
                 (results[name], notes) = { let r = SunBenchmarks.solarPosition(points: points, batches: batches, warmup: warmup, sink: &sink); return (r.0, notes + r.1) }()
             case .qiblaSunDay:
                 (results[name], notes) = { let r = SunBenchmarks.qiblaSunDay(points: points, batches: batches, warmup: warmup, sink: &sink); return (r.0, notes + r.1) }()
+            case .samplePath:
+                let r = SamplePathBenchmarks.run(points: points.count, batches: batches, warmup: warmup, sink: &sink)
+                results[name] = r.0
+                notes += r.1
             case .accuracy:
                 // Inputs as the daemon passes them: the pipeline's estimates for the stream, with
                 // the WMM2025 field at London as the expectation.

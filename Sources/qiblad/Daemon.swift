@@ -402,7 +402,10 @@ final class Daemon: @unchecked Sendable {
 
     private func startSensors() {
         guard sensors == nil else { return }
-        let hub = SensorHub(configuration: options.configuration.sensors, loop: loop, logger: logger) { [unowned self] event in
+        // The sampling thread hands samples over as often as the heading may be signalled.
+        var configuration = options.configuration.sensors
+        configuration.handOffInterval = .seconds(1 / max(1, options.configuration.publishing.maxSignalRateHertz))
+        let hub = SensorHub(configuration: configuration, loop: loop, logger: logger) { [unowned self] event in
             handle(event)
         }
         sensors = hub

@@ -41,6 +41,8 @@ public final class EventLoop: @unchecked Sendable {
     private var nextToken: UInt64 = 1
     private let wakeup: EventFD
     private let posted = Mutex<[@Sendable () -> Void]>([])
+    /// Posted work being run (loop thread); swapped with `posted`'s queue.
+    private var running: [@Sendable () -> Void] = []
     private let stopRequested = Atomic<Bool>(false)
     private let clock = ContinuousClock()
 
@@ -153,11 +155,11 @@ public final class EventLoop: @unchecked Sendable {
             }
         }
         fireDueTimers()
-        let work = posted.withLock { queue -> [@Sendable () -> Void] in
-            defer { queue.removeAll(keepingCapacity: true) }
-            return queue
-        }
-        for item in work { item() }
+        // Swap the queue with a spare of the same capacity: copying it out and clearing it in
+        // place would allocate a new buffer on every wakeup (the copy shares the old one).
+        posted.withLock { queue in swap(&queue, &running) }
+        for item in running { item() }
+        running.removeAll(keepingCapacity: true)
     }
 
     /// The `pollfd` array (the eventfd first, then active watches in registration order) is kept

@@ -3,7 +3,7 @@ extension SensorConfiguration: Equatable {
     /// restarts the sensors only when this is false.
     public static func == (a: Self, b: Self) -> Bool {
         a.sysfsRoot == b.sysfsRoot && a.devRoot == b.devRoot && a.mode == b.mode
-            && a.sampleRateHertz == b.sampleRateHertz
+            && a.sampleRateHertz == b.sampleRateHertz && a.handOffInterval == b.handOffInterval
             && a.preferredMagnetometerName == b.preferredMagnetometerName
             && a.preferredAccelerometerName == b.preferredAccelerometerName
             && a.magnetometerMountMatrixOverride == b.magnetometerMountMatrixOverride

@@ -8,7 +8,8 @@ import QiblaPlatform
 /// The IIO sensor layer as the daemon sees it.
 ///
 /// Everything runs on `loop`'s thread: call ``start()``/``stop()`` there, and `onEvent` is invoked
-/// there. Polling drivers read sysfs on their own pthreads and hand samples over with `loop.post`.
+/// there. Polling drivers read sysfs on one shared pthread (`PollingSampler`) that hands batches over
+/// with `loop.post` once per ``SensorConfiguration/handOffInterval``.
 public final class SensorHub: @unchecked Sendable {
     private let configuration: SensorConfiguration
     private let loop: EventLoop
@@ -24,8 +25,10 @@ public final class SensorHub: @unchecked Sendable {
     private var announcedUnavailable: String?
     /// The magnetometer in use (set just before `.available` is reported; nil while none).
     public private(set) var magnetometerDevice: IIODevice?
-    /// Threads of polling drivers stopped most recently (tests check they exit).
+    /// The polling thread stopped most recently (tests check it exits).
     private(set) var stoppedThreads: [PlatformThread] = []
+    /// One thread reads every polled sensor; it exists only while a polling driver is active.
+    private var sampler: PollingSampler?
 
     public init(configuration: SensorConfiguration, loop: EventLoop, logger: Logger,
                 onEvent: @escaping (SensorEvent) -> Void) {
@@ -130,15 +133,41 @@ public final class SensorHub: @unchecked Sendable {
     }
 
     private func makePollingDriver(device: IIODevice, calibration: AxisCalibration) -> PollingDriver {
-        PollingDriver(device: device, calibration: calibration, configuration: configuration, loop: loop,
-                      logger: logger, sink: sink(for: calibration.kind))
+        PollingDriver(device: device, calibration: calibration, configuration: configuration,
+                      sampler: pollingSampler(), logger: logger)
+    }
+
+    private func pollingSampler() -> PollingSampler {
+        if let sampler { return sampler }
+        let sampler = PollingSampler(loop: loop, sampleRateHertz: configuration.effectiveSampleRateHertz,
+                                     handOffInterval: configuration.handOffInterval,
+                                     hook: configuration.beforeAttributeRead)
+        sampler.sink = PollingSamplerSink(
+            deliver: { [weak self] batch in
+                guard let self, self.running else { return }
+                self.onEvent(.samples(batch))
+            },
+            dropped: { [weak self] kind, count in self?.sink(for: kind).dropped(count) },
+            failed: { [weak self] kind, reason in
+                guard let self else { return }
+                for case let driver as PollingDriver in drivers where driver.calibration.kind == kind { driver.readerFailed() }
+                driverFailed(kind: kind, reason: reason)
+            })
+        self.sampler = sampler
+        return sampler
     }
 
     private func sink(for kind: SensorKind) -> SensorDriverSink {
         SensorDriverSink(
             deliver: { [weak self] samples in
                 guard let self, self.running else { return }
-                self.onEvent(.samples(samples))
+                // Buffered reads can return more scans than a batch holds.
+                var start = 0
+                while start < samples.count {
+                    let end = min(start + SensorSampleBatch.capacity, samples.count)
+                    self.onEvent(.samples(SensorSampleBatch(samples[start..<end])))
+                    start = end
+                }
             },
             dropped: { [weak self] count in
                 guard let self, self.running else { return }
@@ -191,9 +220,10 @@ public final class SensorHub: @unchecked Sendable {
     private func stopDrivers() {
         if let presenceToken { loop.cancel(presenceToken) }
         presenceToken = nil
-        stoppedThreads = drivers.compactMap { ($0 as? PollingDriver)?.readingThread }
+        let thread = sampler?.readingThread
         for driver in drivers { driver.stop() }
         drivers.removeAll()
+        stoppedThreads = thread.map { [$0] } ?? []
     }
 
     private func becomeUnavailable(_ reason: String) {

@@ -68,6 +68,11 @@ public struct SensorConfiguration: Sendable {
     public var magnetometerMountMatrixOverride: Matrix3?
     public var accelerometerMountMatrixOverride: Matrix3?
 
+    /// Polling mode: how often the sampling thread hands its samples to the event loop (earlier
+    /// when its batch is full). One hand-off wakes the loop once; match it to `max-signal-rate`
+    /// (10 Hz by default), since the heading is signalled no more often than that anyway.
+    public var handOffInterval: Duration = .milliseconds(100)
+
     /// Test hook: called on the sensor thread before every attribute read in polling mode, with the
     /// file path. Lets tests simulate a slow device (LIS3MDL reads can take 2 s).
     var beforeAttributeRead: (@Sendable (String) -> Void)?
@@ -107,8 +112,8 @@ public struct SensorConfiguration: Sendable {
 
 /// What a ``SensorHub`` reports, always on the event loop's thread.
 public enum SensorEvent: Sendable {
-    /// Calibrated samples, in the order read (a batch may mix kinds).
-    case samples([SensorSample])
+    /// Calibrated samples, in the order read (a batch may mix kinds; inline storage, no heap).
+    case samples(SensorSampleBatch)
     /// Sensors were found and opened; the `name` attributes of the chosen devices.
     case available(magnetometer: String, accelerometer: String?)
     /// No usable magnetometer (not present, vanished, or failing); discovery is retried while running.

@@ -1,5 +1,6 @@
 // File access for sysfs attributes and device nodes: swift-system for open/pread/write/close,
 // QiblaPlatform for what swift-system lacks (directory listing, access(2)).
+import QiblaCore
 import QiblaPlatform
 import SystemPackage
 
@@ -8,13 +9,55 @@ import SystemPackage
 final class SysfsAttribute: @unchecked Sendable {
     let path: String
     private let descriptor: FileDescriptor
+    /// Scratch for ``readNumber()``: one reader at a time (the sampling thread), allocated once.
+    private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
 
     init(path: String) throws(Errno) {
         self.path = path
         descriptor = try FileSystem.open(path, .readOnly)
     }
 
-    deinit { try? descriptor.close() }
+    deinit {
+        try? descriptor.close()
+        scratch.deallocate()
+    }
+
+    /// The current value as a number, without allocating: `pread` into a fixed buffer and a
+    /// decimal integer parsed from the bytes (what `_raw` attributes hold). Anything else (a
+    /// fraction, an exponent) takes the general parser; `nil` when the text is not a finite number.
+    /// Not thread-safe: one caller at a time.
+    func readNumber() throws(Errno) -> Double? {
+        let count = try FileSystem.errno {
+            try descriptor.read(fromAbsoluteOffset: 0, into: scratch, retryOnInterrupt: true)
+        }
+        let bytes = UnsafeRawBufferPointer(rebasing: scratch[..<count])
+        if let value = Self.parseInteger(bytes) { return Double(value) }
+        if count == scratch.count { return parseFiniteDouble(try read()) }  // longer than the scratch
+        return parseFiniteDouble(String(decoding: bytes, as: UTF8.self))
+    }
+
+    /// `[ \t]*[+-]?[0-9]{1,18}[ \t\r\n]*`, or nil.
+    static func parseInteger(_ bytes: UnsafeRawBufferPointer) -> Int64? {
+        var index = 0
+        let end = bytes.count
+        while index < end, bytes[index] == 0x20 || bytes[index] == 0x09 { index += 1 }
+        var negative = false
+        if index < end, bytes[index] == 0x2D || bytes[index] == 0x2B { negative = bytes[index] == 0x2D; index += 1 }
+        var value: Int64 = 0
+        var digits = 0
+        while index < end, bytes[index] >= 0x30, bytes[index] <= 0x39 {
+            guard digits < 18 else { return nil }
+            value = value * 10 + Int64(bytes[index] - 0x30)
+            digits += 1
+            index += 1
+        }
+        guard digits > 0 else { return nil }
+        while index < end, bytes[index] == 0x20 || bytes[index] == 0x09 || bytes[index] == 0x0A || bytes[index] == 0x0D {
+            index += 1
+        }
+        guard index == end else { return nil }
+        return negative ? -value : value
+    }
 
     /// The current text (sysfs values are far below 4 KiB).
     func read() throws(Errno) -> String {

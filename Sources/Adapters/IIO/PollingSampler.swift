@@ -1,0 +1,176 @@
+// One thread reads every polled sensor (cf. iio-sensor-proxy's drv-iio-poll-accel.c, one timer
+// per driver; here one thread for both): per period x, y, z of the magnetometer, then of the
+// accelerometer, `pread` into a fixed buffer, integers parsed without `String`. Samples collect in
+// an inline mailbox that is handed to the event loop once per hand-off interval (or when full, or
+// on a failure): the loop wakes at the rate something may be published, not once per reading.
+// A slow sysfs read blocks only this thread, never the bus (Tests/IntegrationTests/SlowDeviceTests).
+import QiblaCore
+import QiblaEventLoop
+import QiblaPlatform
+import Synchronization
+
+/// The three `_raw` attributes of one polled sensor and how to turn them into a sample.
+struct PolledChannel: Sendable {
+    var kind: SensorKind
+    var axes: [SysfsAttribute]
+    var calibration: AxisCalibration
+}
+
+/// What the sampling thread reports to the loop; always delivered on the loop's thread.
+struct PollingSamplerSink {
+    var deliver: (SensorSampleBatch) -> Void
+    var dropped: (_ kind: SensorKind, _ count: Int) -> Void
+    var failed: (_ kind: SensorKind, _ reason: String) -> Void
+}
+
+final class PollingSampler: @unchecked Sendable {
+    private struct Mailbox {
+        var channels: [PolledChannel] = []
+        var samples = SensorSampleBatch()
+        var dropped: [SensorKind: Int] = [:]
+        var failures: [(SensorKind, String)] = []
+        var postPending = false
+        var lastHandOff = ContinuousClock.now
+        var generation = 0
+    }
+
+    private let loop: EventLoop
+    private let period: Duration
+    private let handOffInterval: Duration
+    private let hook: (@Sendable (String) -> Void)?
+    private let mailbox = Mutex(Mailbox())
+    /// Built once: posting an existing closure allocates nothing.
+    private var drain: (@Sendable () -> Void)!
+    // Loop-thread state.
+    private var thread: PlatformThread?
+    var sink: PollingSamplerSink?
+
+    init(loop: EventLoop, sampleRateHertz: Double, handOffInterval: Duration, hook: (@Sendable (String) -> Void)?) {
+        self.loop = loop
+        period = .nanoseconds(Int64(1e9 / sampleRateHertz))
+        self.handOffInterval = handOffInterval
+        self.hook = hook
+        drain = { [weak self] in self?.handOver() }
+    }
+
+    /// The reading thread while one runs (tests check it exits after the last channel is removed).
+    var readingThread: PlatformThread? { thread }
+
+    /// Starts reading `channel` with the others (loop thread); starts the thread if none runs.
+    func add(_ channel: PolledChannel) throws(SensorSetupError) {
+        mailbox.withLock { box in
+            box.channels.removeAll { $0.kind == channel.kind }
+            box.channels.append(channel)
+        }
+        guard thread == nil else { return }
+        let period = self.period, hook = self.hook
+        do {
+            thread = try PlatformThread.start { [self] thread in
+                readLoop(thread: thread, period: period, hook: hook)
+            }
+        } catch {
+            mailbox.withLock { box in box.channels.removeAll { $0.kind == channel.kind } }
+            throw SensorSetupError("cannot start the sensor reading thread: \(error)")
+        }
+    }
+
+    /// Stops reading `kind` and forgets what it read but was not delivered (loop thread). The last
+    /// removal stops the thread without waiting for a read in progress. Returns the stopped thread.
+    @discardableResult
+    func remove(_ kind: SensorKind) -> PlatformThread? {
+        let empty = mailbox.withLock { box -> Bool in
+            box.channels.removeAll { $0.kind == kind }
+            box.samples.removeAll { $0.kind == kind }
+            box.dropped[kind] = nil
+            box.failures.removeAll { $0.0 == kind }
+            if box.channels.isEmpty { box.generation += 1 }
+            return box.channels.isEmpty
+        }
+        guard empty, let stopped = thread else { return nil }
+        stopped.requestStop()
+        thread = nil
+        return stopped
+    }
+
+    private func handOver() {
+        let (samples, dropped, failures) = mailbox.withLock { box in
+            box.postPending = false
+            box.lastHandOff = ContinuousClock.now
+            defer {
+                box.samples.removeAll()
+                if !box.dropped.isEmpty { box.dropped.removeAll() }
+                if !box.failures.isEmpty { box.failures.removeAll() }
+            }
+            return (box.samples, box.dropped, box.failures)
+        }
+        guard let sink else { return }
+        if !samples.isEmpty { sink.deliver(samples) }
+        for (kind, count) in dropped { sink.dropped(kind, count) }
+        for (kind, reason) in failures { sink.failed(kind, reason) }
+    }
+
+    /// The thread body: each period read every channel, put the samples in the mailbox, post the
+    /// drain closure when a hand-off is due, sleep (stop-aware) until the next period.
+    private func readLoop(thread: PlatformThread, period: Duration, hook: (@Sendable (String) -> Void)?) {
+        let clock = ContinuousClock()
+        var next = clock.now
+        var raw = (0.0, 0.0, 0.0)
+        while !thread.isStopRequested {
+            let (channels, generation) = mailbox.withLock { ($0.channels, $0.generation) }
+            for channel in channels {
+                var dropped = 0
+                var failure: String?
+                let timestamp = MonotonicClock.nowNanoseconds()
+                for (index, axis) in channel.axes.enumerated() {
+                    hook?(axis.path)
+                    let value: Double?
+                    do { value = try axis.readNumber() } catch {
+                        failure = "\(axis.path): read failed: \(error)"
+                        break
+                    }
+                    guard let value else { dropped += 1; continue }
+                    switch index {
+                    case 0: raw.0 = value
+                    case 1: raw.1 = value
+                    default: raw.2 = value
+                    }
+                }
+                if thread.isStopRequested { return }
+                var sample: SensorSample?
+                if failure == nil, dropped == 0 {
+                    if let vector = channel.calibration.apply(raw: Vector3(raw.0, raw.1, raw.2)) {
+                        sample = SensorSample(kind: channel.kind, vector: vector, timestampNanoseconds: timestamp)
+                    } else {
+                        dropped = 1
+                    }
+                }
+                let post = mailbox.withLock { box -> Bool in
+                    // The channel was removed (or re-added) while this thread was reading it.
+                    guard box.generation == generation, box.channels.contains(where: { $0.kind == channel.kind }) else {
+                        return false
+                    }
+                    if let failure {
+                        box.channels.removeAll { $0.kind == channel.kind }
+                        box.failures.append((channel.kind, failure))
+                    }
+                    if dropped > 0 { box.dropped[channel.kind, default: 0] += dropped }
+                    if let sample {
+                        box.samples.append(sample)
+                    }
+                    let due = failure != nil || box.samples.count + channels.count > SensorSampleBatch.capacity
+                        || box.lastHandOff.duration(to: clock.now) >= handOffInterval
+                    guard due, !box.postPending, !box.samples.isEmpty || !box.dropped.isEmpty || !box.failures.isEmpty else {
+                        return false
+                    }
+                    box.postPending = true
+                    return true
+                }
+                if post { loop.post(drain) }
+            }
+            next = next.advanced(by: period)
+            let now = clock.now
+            if next < now { next = now }  // a slow read does not cause a burst afterwards
+            guard thread.sleep(for: now.duration(to: next)) else { return }
+        }
+    }
+}
