@@ -187,6 +187,17 @@ func expectClose(_ a: Vector3, _ b: Vector3, tolerance: Double = 1e-9, sourceLoc
         }
     }
 
+    @Test(arguments: ["0\n", "-0.000333\n", "nan\n", "1e999\n", "\n", "99999999999999999999999999999e999"])
+    func aZeroNegativeOrNonFiniteScaleIsASetupError(scale: String) throws {
+        let fixture = try IIOSysfsFixture()
+        try fixture.addAF8133J(0)
+        try fixture.write(scale, device: 0, "in_magn_scale")
+        let device = try #require(listIIODevices(sysfsRoot: fixture.sysfsRoot).first)
+        #expect(throws: SensorSetupError.self, "\(scale.debugDescription)") {
+            try readAxisCalibration(device: device, kind: .magnetometer, mountMatrix: .identity)
+        }
+    }
+
     @Test func mountMatrixChoiceOverrideImproperAndRejected() throws {
         let fixture = try IIOSysfsFixture()
         try fixture.addLibrem5()

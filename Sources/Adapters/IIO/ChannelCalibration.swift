@@ -34,7 +34,8 @@ public struct AxisCalibration: Sendable, Equatable {
 
 /// Reads scale and offset for each axis: the per-axis attribute (`in_magn_x_scale`, LIS3MDL style)
 /// first, then the shared one (`in_magn_scale`, AF8133J style). A missing offset is 0; a missing scale
-/// is 1 (the raw value is then already in kernel units). Unparseable values are an error.
+/// is 1 (the raw value is then already in kernel units). Unparseable values, and a zero or negative
+/// scale, are an error.
 func readAxisCalibration(device: IIODevice, kind: SensorKind, mountMatrix: Matrix3) throws(SensorSetupError) -> AxisCalibration {
     func attribute(_ suffix: String, axis: String, default fallback: Double) throws(SensorSetupError) -> Double {
         let prefix = "\(device.sysfsPath)/in_\(kind.channelPrefix)"
@@ -50,7 +51,10 @@ func readAxisCalibration(device: IIODevice, kind: SensorKind, mountMatrix: Matri
     var scale: [Double] = [], offset: [Double] = []
     for axis in ["x", "y", "z"] {
         let axisScale = try attribute("scale", axis: axis, default: 1)
-        guard axisScale != 0 else { throw SensorSetupError("\(device): \(kind.channelPrefix) \(axis) scale is zero") }
+        // The kernel ABI's scale converts a raw value to the channel's unit: a positive factor.
+        guard axisScale > 0 else {
+            throw SensorSetupError("\(device): \(kind.channelPrefix) \(axis) scale is \(axisScale == 0 ? "zero" : "negative") (\(axisScale))")
+        }
         scale.append(axisScale)
         offset.append(try attribute("offset", axis: axis, default: 0))
     }
