@@ -13,6 +13,7 @@ Scenarios:
            valid fix (-33.9249, 18.4241), then silence
   flood    the valid fix, then about 10,000 TPV a second for 5 s (jittering within 1 m), then silence
   mute     accepts the connection and never speaks
+  close    accepts the connection and closes it at once
 Only the Python standard library is used.
 """
 import json
@@ -45,6 +46,8 @@ def send(conn, line):
 
 
 def serve(conn, scenario, connection_number):
+    if scenario == "close":
+        return
     send(conn, compact(VERSION))
     conn.settimeout(5)
     try:

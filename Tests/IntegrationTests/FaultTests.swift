@@ -84,6 +84,50 @@ import TestSupport
         #expect(q.daemon?.isRunning == true)
     }
 
+    @Test(arguments: ["refused", "close"])
+    func aGpsdThatRefusesOrHangsUpIsRetriedQuietlyWhileTheManualLocationStays(behaviour: String) throws {
+        var gpsd: ChildProcess?
+        let port: Int
+        if behaviour == "refused" {
+            port = freePort()   // nobody listens there
+        } else {
+            let (child, p) = try Self.fakeGpsd("close")
+            gpsd = child
+            port = p
+        }
+        defer { gpsd?.terminate() }
+        let q = try QibladHarness(arguments: ["--gpsd", "127.0.0.1:\(port)", "--sysfs-root", "/nonexistent"]); defer { q.stop() }
+        try q.start()
+        #expect(try q.call("SetManualLocation", "dd", ["-33.9", "18.4"]).status == 0)
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        defer { claim.terminate() }
+        #expect(waitUntil(timeout: 10) { q.log.contains("first compass claim") })
+        sleep(6)   // backoff 0.5, 1, 2, 4 s: several attempts
+        #expect(try q.string("LocationSource") == "manual")
+        let warnings = q.log.split(separator: "\n").filter { $0.hasPrefix("<4>") && $0.contains("gpsd") }
+        #expect(warnings.count == 1, "one warning per change of state, not per retry: \(warnings)")
+        #expect(q.daemon?.isRunning == true)
+    }
+
+    @Test func aMagnetometerThatVanishesAndComesBackIsFollowed() throws {
+        let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
+        let rig = try CompassRig(scene: scene(at: london, orientation: .init(headingDegrees: 30)), location: "51.5074,-0.1278")
+        let q = rig.daemon
+        #expect(waitUntil(timeout: 15) { (try? q.bool("HasCompass")) == true }, "\(q.log)")
+        let devices = rig.phone.sysfsRoot + "/bus/iio/devices"
+        let magnetometer = try #require(try FileManager.default.contentsOfDirectory(atPath: devices).first { name in
+            (try? String(contentsOfFile: "\(devices)/\(name)/name", encoding: .utf8))?.contains("lis3mdl") == true
+        })
+        // Unbound (the directory goes away), then bound again.
+        let aside = rig.phone.sysfsRoot + "/unbound-\(magnetometer)"
+        try FileManager.default.moveItem(atPath: "\(devices)/\(magnetometer)", toPath: aside)
+        #expect(waitUntil(timeout: 10) { (try? q.bool("HasCompass")) == false }, "\(q.log.suffix(2000))")
+        #expect(try q.double("Heading").isNaN)
+        try FileManager.default.moveItem(atPath: aside, toPath: "\(devices)/\(magnetometer)")
+        #expect(waitUntil(timeout: 15) { (try? q.bool("HasCompass")) == true }, "\(q.log.suffix(2000))")
+        #expect(q.log.components(separatedBy: "no compass:").count - 1 <= 2, "one line per change of state")
+    }
+
     @Test func unparseableSensorValuesAreDroppedAndTheDeviceRecovers() throws {
         let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
         let rig = try CompassRig(scene: scene(at: london, orientation: .init(headingDegrees: 30)), location: "51.5074,-0.1278")
