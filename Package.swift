@@ -149,7 +149,7 @@ let package = Package(
         .executableTarget(
             name: "qibla-sim",
             dependencies: [
-                "QiblaCore", "QiblaSimulator", "QiblaPlatform",
+                "QiblaCore", "QiblaInterface", "QiblaSimulator", "QiblaPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qibla-sim",
