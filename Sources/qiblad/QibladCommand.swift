@@ -55,9 +55,10 @@ struct QibladCommand: ParsableCommand {
 
     func run() throws {
         let level: Logger.Level = verbose ? .debug : .info
-        LoggingSystem.bootstrap { SyslogLogHandler(label: $0, level: level) }
-        let logger = Logger(label: "qiblad")
         let environment = Environment.current
+        let journal = SyslogLogHandler.standardErrorIsJournal(environment: environment)
+        LoggingSystem.bootstrap { SyslogLogHandler(label: $0, level: level, journalPrefixes: journal) }
+        let logger = Logger(label: "qiblad")
 
         // Configuration: file, then command-line overrides.
         let configPath = config ?? defaultConfigPath(environment)
