@@ -126,29 +126,11 @@ import TestSupport
         #expect(paths.contains(home.path + "/.config/systemd/user"), "\(paths)")
 
         // A private session bus with the installed service directory: the first call starts qiblad.
-        let bus = try TemporaryDirectory(prefix: "qiblad-activation"); defer { bus.remove() }
-        try bus.write("""
-            <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-             "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-            <busconfig>
-              <type>session</type>
-              <listen>unix:path=\(bus.path)/bus</listen>
-              <auth>EXTERNAL</auth>
-              <servicedir>\(home.path)/.local/share/dbus-1/services</servicedir>
-              <policy context="default">
-                <allow send_destination="*" eavesdrop="true"/>
-                <allow eavesdrop="true"/>
-                <allow own="*"/>
-              </policy>
-            </busconfig>
-            """, to: "bus.conf")
-        let daemon = try ChildProcess("dbus-daemon", ["--config-file=\(bus.path)/bus.conf", "--nofork", "--print-address=1"],
-                                      environment: environment.merging(["XDG_STATE_HOME": home.path + "/.local/state"]) { $1 })
-        defer { daemon.terminate(grace: 2) }
-        #expect(waitUntil(timeout: 10) { daemon.standardOutput.contains("unix:") })
-        let address = "unix:path=\(bus.path)/bus"
+        let bus = try PrivateBus(extra: "<servicedir>\(home.path)/.local/share/dbus-1/services</servicedir>",
+                                 environment: environment.merging(["XDG_STATE_HOME": home.path + "/.local/state"]) { $1 })
+        let address = bus.address
         let call = try run(home.path + "/.local/bin/qiblactl", ["status", "--json"], environment: ["DBUS_SESSION_BUS_ADDRESS": address])
-        #expect(call.status == 0, "\(call.stderr) \(daemon.standardError)")
+        #expect(call.status == 0, "\(call.stderr) \(bus.daemon.standardError)")
         #expect(call.stdout.contains("\"LocationSource\""), "\(call.stdout)")
         let owner = try run("busctl", ["--address=\(address)", "status", "io.github.qiblad.Qibla1"])
         #expect(owner.status == 0 && owner.stdout.contains("Exe=\(home.path)/.local/bin/qiblad"), "the installed qiblad owns the name: \(owner)")

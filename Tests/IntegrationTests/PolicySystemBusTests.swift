@@ -14,49 +14,37 @@ struct PolicySystemBusTests {
     static let name = "io.github.qiblad.Qibla1", path = "/io/github/qiblad/Qibla1"
     static let serviceUID = "1", groupGID = "100", nobody = "65534"
 
+    /// system.conf's default context: nothing may be owned or called unless a policy file allows it.
+    static let systemDefaultPolicy = """
+        <policy context="default">
+            <allow user="*"/>
+            <deny own="*"/>
+            <deny send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_requested_reply="true" send_type="method_return"/>
+            <allow send_requested_reply="true" send_type="error"/>
+            \(["method_call", "method_return", "error", "signal"].map { "<allow receive_type=\"\($0)\"/>" }.joined(separator: "\n    "))
+            \(["org.freedesktop.DBus", "org.freedesktop.DBus.Introspectable"].map { "<allow send_destination=\"org.freedesktop.DBus\" send_interface=\"\($0)\"/>" }.joined(separator: "\n    "))
+          </policy>
+        """
+
     final class SystemBus {
-        let directory: TemporaryDirectory
-        let daemon: ChildProcess
-        var address: String { "unix:path=\(directory.path)/system_bus_socket" }
+        let policyDirectory: TemporaryDirectory
+        let bus: PrivateBus
+        var directory: TemporaryDirectory { policyDirectory }
+        var address: String { bus.address }
 
         init() throws {
-            directory = try TemporaryDirectory(prefix: "qiblad-policy")
-            // Reachable by every uid of the test: the socket, the state directory.
-            _ = try run("/bin/chmod", ["0755", directory.path])
+            policyDirectory = try TemporaryDirectory(prefix: "qiblad-policy")
             let policy = try String(contentsOf: repositoryRoot.appendingPathComponent("dbus/io.github.qiblad.Qibla1.conf"), encoding: .utf8)
             #expect(policy.contains("<policy user=\"qiblad\">") && policy.contains("<policy group=\"qiblad\">"))
-            try directory.write(policy.replacingOccurrences(of: "user=\"qiblad\"", with: "user=\"daemon\"")
-                                      .replacingOccurrences(of: "group=\"qiblad\"", with: "group=\"users\""),
-                                to: "io.github.qiblad.Qibla1.conf")
-            try directory.write("""
-                <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
-                 "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-                <busconfig>
-                  <type>system</type>
-                  <listen>unix:path=\(directory.path)/system_bus_socket</listen>
-                  <auth>EXTERNAL</auth>
-                  <!-- system.conf's default context -->
-                  <policy context="default">
-                    <allow user="*"/>
-                    <deny own="*"/>
-                    <deny send_type="method_call"/>
-                    <allow send_type="signal"/>
-                    <allow send_requested_reply="true" send_type="method_return"/>
-                    <allow send_requested_reply="true" send_type="error"/>
-                    <allow receive_type="method_call"/>
-                    <allow receive_type="method_return"/>
-                    <allow receive_type="error"/>
-                    <allow receive_type="signal"/>
-                    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-                    <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-                  </policy>
-                  <include>\(directory.path)/io.github.qiblad.Qibla1.conf</include>
-                </busconfig>
-                """, to: "bus.conf")
-            daemon = try ChildProcess("dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--nofork", "--print-address=1"])
-            guard waitUntil(timeout: 10, { daemon.standardOutput.contains("unix:") }) else {
-                throw TestSupportError.startFailed("dbus-daemon: \(daemon.standardError)")
-            }
+            try policyDirectory.write(policy.replacingOccurrences(of: "user=\"qiblad\"", with: "user=\"daemon\"")
+                                            .replacingOccurrences(of: "group=\"qiblad\"", with: "group=\"users\""),
+                                      to: "io.github.qiblad.Qibla1.conf")
+            bus = try PrivateBus(type: "system", policy: PolicySystemBusTests.systemDefaultPolicy,
+                                 extra: "<include>\(policyDirectory.path)/io.github.qiblad.Qibla1.conf</include>")
+            // Reachable by every uid of the test: the bus socket, the state directories.
+            for path in [bus.directory.path, policyDirectory.path] { _ = try run("/bin/chmod", ["0755", path]) }
         }
 
         /// `setpriv` to uid/gid (and supplementary groups, none by default), then the command.
@@ -74,7 +62,7 @@ struct PolicySystemBusTests {
                        + (signature.isEmpty ? [] : [signature] + arguments))
         }
 
-        deinit { daemon.terminate(grace: 1); directory.remove() }
+        deinit { policyDirectory.remove() }
     }
 
     /// qiblad --system as `uid`, with a state directory that uid can write.

@@ -154,24 +154,34 @@ public final class PrivateBus: @unchecked Sendable {
     public let daemon: ChildProcess
     public let directory: TemporaryDirectory
 
-    public init() throws {
+    /// The policy of a test session bus: anyone may own, send, receive and eavesdrop.
+    public static let openPolicy = """
+        <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        """
+
+    /// `type` session or system; `policy` the default context; `extra` more configuration (a
+    /// `<servicedir>`, an `<include>`); `environment` for dbus-daemon and what it activates.
+    public init(type: String = "session", policy: String = PrivateBus.openPolicy, extra: String = "",
+                environment: [String: String]? = nil) throws {
         directory = try TemporaryDirectory(prefix: "qiblad-bus")
         let config = """
         <!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
          "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
         <busconfig>
-          <type>session</type>
+          <type>\(type)</type>
           <listen>unix:path=\(directory.path)/bus</listen>
           <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
+          \(policy)
+          \(extra)
         </busconfig>
         """
         try directory.write(config, to: "bus.conf")
-        daemon = try ChildProcess("dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--nofork", "--print-address=1"])
+        daemon = try ChildProcess("dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--nofork", "--print-address=1"],
+                                  environment: environment)
         address = "unix:path=\(directory.path)/bus"
         // dbus-daemon prints its address once it accepts connections (the socket file appears a
         // little earlier, and a connect in between is refused).
