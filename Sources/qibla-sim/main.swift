@@ -51,6 +51,7 @@ struct QiblaSim: ParsableCommand {
             Exit statuses (shared with qiblad and qiblactl):
             \(ExitStatus.table)
             """,
+        version: qiblaVersion,
         subcommands: [Create.self, Run.self, Demo.self])
 }
 

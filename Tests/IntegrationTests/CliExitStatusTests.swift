@@ -23,4 +23,11 @@ import TestSupport
             #expect(manual.contains(".B \(status.rawValue)\n"), "qiblactl(1) lacks \(status)")
         }
     }
+
+    @Test func theThreeExecutablesShareOneVersion() throws {
+        for executable in ["qiblad", "qiblactl", "qibla-sim"] {
+            let r = try run(product(executable).path, ["--version"])
+            #expect(r.status == 0 && r.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == qiblaVersion, "\(executable): \(r)")
+        }
+    }
 }
