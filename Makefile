@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # qiblad: build and install.
 #
 #   make                          swift build -c release

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The exit statuses of `qiblad`, `qiblactl` and `qibla-sim`: one table for all three, documented
 /// in the README ("Exit statuses") and the man pages. The values follow sysexits(3) where it has one.
 public enum ExitStatus: Int32, CaseIterable, Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SystemPackage
 
 /// What a service tells systemd and how it finds out where its logs go, without libsystemd:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qibla-sim demo`: the production qiblad on a simulated phone. The simulator writes a fake IIO
 // sysfs tree; qiblad is started with flags it has anyway (--sysfs-root, --dev-root, --state-dir,
 // --location, --no-gpsd), so the daemon links no test assets.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qibla-sim: builds and drives a fake IIO sensor tree that qiblad reads with --sysfs-root/--dev-root.
 import ArgumentParser
 import QiblaCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers for the test suites: temporary directories, child processes, a private bus.
 // Tests start the real components (dbus-daemon, gpsd via gpsfake, qiblad); nothing here mocks them.
 import Foundation

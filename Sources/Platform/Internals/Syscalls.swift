@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one file of the whole project that imports the C library (glibc on Debian, musl on
 // postmarketOS/Alpine) and the one place where QiblaPlatform handles raw pointers. Every function
 // here is a thin call of one C function (man-page section in the doc), retrying `EINTR` where a

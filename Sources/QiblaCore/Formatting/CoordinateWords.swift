@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Latitude and longitude from command-line words, the same in `qiblad`, `qiblactl` and
 /// `qibla-sim`: decimal degrees, north and east positive, negative values written as they are
 /// (`-33.9`), so a number is never taken for an option.
