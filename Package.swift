@@ -158,7 +158,7 @@ let package = Package(
         .executableTarget(
             name: "qibla-sim",
             dependencies: [
-                "QiblaCore", "QiblaSimulator", "QiblaPlatform",
+                "QiblaCore", "QiblaInterface", "QiblaSimulator", "QiblaPlatform",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qibla-sim",
@@ -212,7 +212,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["QiblaCore", "QiblaDBus", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"],
+            dependencies: ["QiblaCore", "QiblaDBus", "QiblaInterface", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"],
             exclude: ["Logs"], swiftSettings: strict),
     ]
 )

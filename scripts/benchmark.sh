@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Runs qibla-bench (release build) and the GeographicLib C++ baseline on the same points, and
 # writes the combined table into BENCHMARKS.md.
 #

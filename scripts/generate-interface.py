@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generates Sources/Interface/QiblaInterface.swift from dbus/io.github.qiblad.Qibla1.xml.
 
 The XML is the interface's single source of truth. This script turns it into the typed table

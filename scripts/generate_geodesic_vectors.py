@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generate WGS84 geodesic inverse test vectors for QiblaCore's `Geodesic`.
 
 Reference implementation: GeographicLib for Python, pinned:

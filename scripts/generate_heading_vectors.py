@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generate independent reference vectors for the QiblaCore tilt-compensated compass.
 
 Output: Tests/QiblaCoreTests/Vectors/heading-orientations.csv (committed; tests need no Python).

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generate the gpsfake logs used by Tests/QiblaGPSDTests.
 
 Standard library only (no pip packages needed). Output is committed, so the tests never run

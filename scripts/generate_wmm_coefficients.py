@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generate Sources/QiblaCore/Magnetism/WMM2025Coefficients.swift from the official WMM2025 WMM.COF.
 
 The coefficient file is the one NOAA NCEI / BGS publish with the World Magnetic Model 2025; it is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 // GeographicLib baseline for qibla-bench: Geodesic::WGS84().Inverse from the same deterministic
 // points as Sources/qibla-bench/main.swift (BenchmarkPoints) to the Kaaba, timed the same way:
 // one sample = (time of one pass over all points) / points; median and p90 over the timed batches.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fix-to-signal latency of qiblad: the time from gpsd sending a TPV report (as seen by a second,
 raw gpsd client) to qiblad's PropertiesChanged carrying the new Latitude (as seen by busctl
 monitor). Everything runs on this machine: a private dbus-daemon, gpsd fed by gpsfake from

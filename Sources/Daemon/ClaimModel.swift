@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Who holds a compass claim: unique bus names, one claim each (a second claim by the same client
 /// is a no-op). The first claim starts the live sources, the last release — or the claimant
 /// leaving the bus — stops them; like iio-sensor-proxy's ClaimAccelerometer/ReleaseAccelerometer.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Hand-written companions of the generated table: the value of a property and the typed enums
 // behind its string properties. No libdbus here: qiblad's bus layer turns these into D-Bus values.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two clocks of the project. QiblaCore never reads a clock; the adapters and executables pass
 // time in from here.
 

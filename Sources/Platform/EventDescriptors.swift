@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SystemPackage
 
 /// A Linux `eventfd(2)` counter (`EFD_NONBLOCK | EFD_CLOEXEC`): another thread ``signal()``s it and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SystemPackage
 
 /// Whole-file and directory operations that swift-system does not offer, on paths as `String`s.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SystemPackage
 
 /// Readiness bits of `poll(2)`: the C constants `POLLIN`, `POLLOUT`, `POLLERR`, `POLLHUP`, `POLLNVAL`.

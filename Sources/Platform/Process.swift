@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import SystemPackage
 
 /// A child process started with `posix_spawnp(3)`.

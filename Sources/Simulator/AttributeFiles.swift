@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Low-level file helpers for the fake sysfs tree: directories, atomic attribute rewrites, FIFOs.
 // Only the stdlib, swift-system and QiblaPlatform (no Foundation).
 import QiblaPlatform

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The sysfs shape of the Linux IIO drivers the simulator imitates.
 // Kernel ABI: Documentation/ABI/testing/sysfs-bus-iio — a channel's value in the ABI unit is
 // (in_<type>_<axis>_raw + in_<type>_offset) × in_<type>[_<axis>]_scale; magnetic field in gauss

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sensor sets of real Linux phones, as the simulator reproduces them. Mount matrices are
 // representative of each phone's device tree (an in-plane rotation or reflection), not copies of it.
 import QiblaCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Deterministic pseudo-random numbers for sensor noise.
 import QiblaCore
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The physical situation the simulated sensors measure: Earth field, gravity, device attitude over
 // time, and the magnetometer's imperfections.
 //

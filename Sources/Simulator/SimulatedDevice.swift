@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A fake IIO device under <sysfsRoot>/bus/iio/devices/iio:deviceN, plus its buffer character device
 // stand-in <devRoot>/iio:deviceN. Kernel ABI: Documentation/ABI/testing/sysfs-bus-iio.
 import QiblaCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The simulator's driver: samples a Scene and writes both sensors' files.
 import QiblaCore
 import QiblaPlatform

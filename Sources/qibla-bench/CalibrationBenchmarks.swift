@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Calibration rows of qibla-bench: the online calibrator's per-sample cost, the ellipsoid fit's
 // cost, and heap use per sample (issue 10: goal ≤ 1 µs and 0 allocations per sample).
 import QiblaCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // qibla-bench: nanoseconds per call of the QiblaCore hot paths, as a markdown table.
 //
 // Method: a fixed set of deterministic points (the LCG below, shared with

@@ -1,8 +1,10 @@
+// SPDX-License-Identifier: Apache-2.0
 // `qibla-sim demo`: the production qiblad on a simulated phone. The simulator writes a fake IIO
 // sysfs tree; qiblad is started with flags it has anyway (--sysfs-root, --dev-root, --state-dir,
 // --location, --no-gpsd), so the daemon links no test assets.
 import ArgumentParser
 import QiblaCore
+import QiblaInterface
 import QiblaPlatform
 import QiblaSimulator
 
@@ -17,10 +19,10 @@ struct Demo: ParsableCommand {
             on to qiblad; when it has exited the bus is stopped and the temporary directory removed.
             """)
 
-    @Option(help: "Latitude, degrees north (default: London). Write a negative value as --lat=-33.9.")
-    var lat: Double = Self.london.latitudeDegrees
-    @Option(help: "Longitude, degrees east (default: London).")
-    var lon: Double = Self.london.longitudeDegrees
+    @Option(parsing: .unconditional, help: "Latitude, degrees north (default: London); --lat -33.9 or --lat=-33.9.")
+    var lat: String = "\(Self.london.latitudeDegrees)"
+    @Option(parsing: .unconditional, help: "Longitude, degrees east (default: London); --lon -0.13 or --lon=-0.13.")
+    var lon: String = "\(Self.london.longitudeDegrees)"
     @Option(help: "Phone preset: pinephone, pinephone-pro, librem5, qualcomm.")
     var phone: PhoneModel = .pinephone
     @Option(help: "The qiblad executable (default: the qiblad next to qibla-sim).")
@@ -31,14 +33,10 @@ struct Demo: ParsableCommand {
     /// London, as in the README.
     static let london = GeodeticPosition(uncheckedLatitude: 51.5074, longitude: -0.1278)
 
-    func validate() throws {
-        guard (try? GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon)) != nil else {
-            throw ValidationError("--lat must be in [-90, 90] and --lon in [-180, 360) degrees")
-        }
-    }
+    func validate() throws { _ = try simulatorPosition(lat, lon) }
 
     func run() throws {
-        let position = try GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon)
+        let position = try simulatorPosition(lat, lon)
         let executable = try qiblad ?? Self.qibladNextToThisExecutable()
         guard FileSystem.exists(executable) else {
             throw DemoError("no qiblad at \(executable); build it (swift build) or pass --qiblad PATH")
@@ -82,7 +80,7 @@ struct Demo: ParsableCommand {
 
         var arguments = [executable, "--session", "--no-gpsd", "--sysfs-root", directory + "/sys",
                          "--dev-root", directory + "/dev", "--state-dir", directory + "/state",
-                         "--location=\(lat),\(lon)"]
+                         "--location=\(position.latitudeDegrees),\(position.longitudeDegrees)"]
         if verbose { arguments.append("--verbose") }
         let daemon = try SpawnedProcess.spawn(arguments, environment: environment)
         let termination = try Self.waitForExit(of: daemon, forwarding: signals, bus: &bus)

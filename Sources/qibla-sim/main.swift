@@ -1,12 +1,14 @@
+// SPDX-License-Identifier: Apache-2.0
 // qibla-sim: builds and drives a fake IIO sensor tree that qiblad reads with --sysfs-root/--dev-root.
 import ArgumentParser
 import QiblaCore
+import QiblaInterface
 import QiblaPlatform
 import QiblaSimulator
 
 extension PhoneModel: ExpressibleByArgument {}
 
-/// A vector argument "x,y,z" (write negative first components as --option=-1,2,3).
+/// A vector argument "x,y,z" (`--hard-iron -1,2,3` or `--hard-iron=-1,2,3`).
 struct VectorArgument: ExpressibleByArgument, Sendable {
     var vector: Vector3
     init?(argument: String) {
@@ -31,10 +33,26 @@ struct TreeOptions: ParsableArguments {
 }
 
 
+/// `--lat`/`--lon` checked like every coordinate of the three executables (`CoordinateWords`);
+/// a bad value exits with `ExitStatus.invalidValue` and a message on stderr.
+func simulatorPosition(_ lat: String, _ lon: String) throws -> GeodeticPosition {
+    switch CoordinateWords.position(latitude: lat, longitude: lon) {
+    case .success(let position): return position
+    case .failure(let problem):
+        Console.printError("qibla-sim: \(problem.message)")
+        throw ExitCode(ExitStatus.invalidValue.rawValue)
+    }
+}
+
 struct QiblaSim: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qibla-sim",
         abstract: "Simulated IIO magnetometer and accelerometer for qiblad.",
+        discussion: """
+            Exit statuses (shared with qiblad and qiblactl):
+            \(ExitStatus.table)
+            """,
+        version: qiblaVersion,
         subcommands: [Create.self, Run.self, Demo.self])
 }
 
@@ -55,27 +73,28 @@ struct Run: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Create the tree, then write samples of a simulated scene in real time.")
     @OptionGroup var tree: TreeOptions
-    @Option(help: "Latitude, degrees north.") var lat: Double
-    @Option(help: "Longitude, degrees east.") var lon: Double
-    @Option(help: "Height above the WGS84 ellipsoid, metres.") var heightM: Double = 0
-    @Option(help: "True heading of the top edge, degrees (the base heading with --turning).") var headingDeg: Double?
-    @Option(help: "Pitch, degrees (top edge up positive).") var pitchDeg: Double = 0
-    @Option(help: "Roll, degrees (right edge down positive).") var rollDeg: Double = 0
+    @Option(parsing: .unconditional, help: "Latitude, degrees north (--lat -33.9 or --lat=-33.9).") var lat: String
+    @Option(parsing: .unconditional, help: "Longitude, degrees east (--lon -0.12 or --lon=-0.12).") var lon: String
+    @Option(parsing: .unconditional, help: "Height above the WGS84 ellipsoid, metres.") var heightM: Double = 0
+    @Option(parsing: .unconditional, help: "True heading of the top edge, degrees (the base heading with --turning).") var headingDeg: Double?
+    @Option(parsing: .unconditional, help: "Pitch, degrees (top edge up positive).") var pitchDeg: Double = 0
+    @Option(parsing: .unconditional, help: "Roll, degrees (right edge down positive).") var rollDeg: Double = 0
     @Flag(help: "Turn slowly in the hand: heading ± 20° over 20 s with a small tilt wobble.") var turning = false
     @Option(help: "Samples per second.") var rate: Double = 20
     @Option(help: "Seconds to run (default: until killed).") var duration: Double?
     @Option(help: "Magnetometer noise standard deviation, µT per axis.") var noiseUt: Double = 0.5
     @Option(help: "Accelerometer noise standard deviation, m/s² per axis.") var accelNoise: Double = 0.02
-    @Option(help: "Hard-iron offset x,y,z in µT, device frame (use --hard-iron=-1,2,3 for a leading minus).")
+    @Option(parsing: .unconditional, help: "Hard-iron offset x,y,z in µT, device frame.")
     var hardIron: VectorArgument?
     @Option(help: "Scene time (s) at which a magnet appears near the phone.") var interferenceAt: Double?
     @Option(help: "How long the interference lasts, s.") var interferenceDuration: Double = 5
-    @Option(help: "Interference field x,y,z, µT, device frame.") var interferenceUt: VectorArgument?
-    @Option(help: "Earth field N,E,D in µT instead of WMM2025 (e.g. for tests).") var fieldUt: VectorArgument?
+    @Option(parsing: .unconditional, help: "Interference field x,y,z, µT, device frame.") var interferenceUt: VectorArgument?
+    @Option(parsing: .unconditional, help: "Earth field N,E,D in µT instead of WMM2025 (e.g. for tests).") var fieldUt: VectorArgument?
     @Option(help: "Decimal year for WMM2025 (default: now).") var decimalYear: Double?
     @Option(help: "Noise seed.") var seed: UInt64 = 0x5EED
 
     func validate() throws {
+        _ = try simulatorPosition(lat, lon)
         guard rate.isFinite, rate > 0, rate <= 10_000 else { throw ValidationError("--rate must be in (0, 10000]") }
         if let duration, !(duration.isFinite && duration >= 0) { throw ValidationError("--duration must be ≥ 0") }
         guard noiseUt.isFinite, noiseUt >= 0, accelNoise.isFinite, accelNoise >= 0 else {
@@ -86,7 +105,8 @@ struct Run: ParsableCommand {
     }
 
     func run() throws {
-        let position = try GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon, heightMetres: heightM)
+        var position = try simulatorPosition(lat, lon)
+        position.heightMetres = heightM
         let trajectory: OrientationTrajectory = turning
             ? .turningInHand(baseHeadingDegrees: headingDeg ?? 0)
             : .constant(DeviceOrientation(headingDegrees: headingDeg ?? 0, pitchDegrees: pitchDeg, rollDegrees: rollDeg))

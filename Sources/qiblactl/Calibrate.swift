@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 import QiblaCore
 import QiblaDBus
@@ -37,13 +38,13 @@ struct Calibrate: ParsableCommand {
 
     enum Outcome: String {
         case calibrated, noCompass = "no-compass", timeout, interference, interrupted
-        var exitStatus: Int32 {
+        var exitStatus: ExitStatus {
             switch self {
-            case .calibrated: 0
-            case .noCompass: 1
-            case .timeout: 3
-            case .interference: 4
-            case .interrupted: 130
+            case .calibrated: .success
+            case .noCompass: .failure
+            case .timeout: .notCalibrated
+            case .interference: .interference
+            case .interrupted: .interrupted
             }
         }
     }
@@ -133,7 +134,7 @@ struct Calibrate: ParsableCommand {
         } else {
             printError("qiblactl: calibration failed: \(reason)")
         }
-        if result != .calibrated { throw ExitCode(result.exitStatus) }
+        if result != .calibrated { throw ExitCode(result.exitStatus.rawValue) }
     }
 }
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A minimal JSON object writer (RFC 8259) for `--json` output: keys keep their insertion order,
 /// non-finite numbers become `null`, strings are escaped.
 struct JSONObject {

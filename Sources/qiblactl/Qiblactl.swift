@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 import QiblaCore
 import QiblaDBus
@@ -10,16 +11,21 @@ struct Qiblactl: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qiblactl",
         abstract: "Ask qiblad for the Qibla, or compute it here.",
+        discussion: """
+            Coordinates are decimal degrees, north and east positive; negative values are written as they are \
+            (qiblactl qibla -33.9 18.4, or after --: qiblactl qibla -- -33.9 18.4).
+
+            Exit statuses (shared with qiblad and qibla-sim):
+            \(ExitStatus.table)
+            """,
         version: qiblaVersion,
         subcommands: [QiblaCommand.self, Status.self, Monitor.self, Calibrate.self, Sun.self, SetLocation.self, ClearLocation.self])
 }
 
-/// Exit status 2 with a message on stderr: the convention for invalid input.
-struct UsageFailure: Error {}
-
-func fail(_ message: String, status: Int32 = 2) -> ExitCode {
+/// A message on stderr and the exit status that goes with it (`ExitStatus`, shared by the three executables).
+func fail(_ message: String, status: ExitStatus = .invalidValue) -> ExitCode {
     printError("qiblactl: \(message)")
-    return ExitCode(status)
+    return ExitCode(status.rawValue)
 }
 
 func printError(_ message: String) {
@@ -47,15 +53,11 @@ struct QiblaCommand: ParsableCommand {
         """)
 
     @Flag(name: .long, help: "Print one JSON object.") var json = false
-    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers welcome).")
+    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --).")
     var coordinates: [String] = []
 
     func run() throws {
-        let (lat, lon) = try parseCoordinates(coordinates)
-        let position: GeodeticPosition
-        do { position = try GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon) } catch {
-            throw fail("\(error)")
-        }
+        let position = try parsePosition(coordinates)
         let solution = Qibla().solve(from: position)
         let year = DecimalYear.from(unixSeconds: WallClock.nowUnixSeconds())
         let field = MagneticModel.wmm2025.field(at: position, decimalYear: year)
@@ -103,7 +105,7 @@ struct BusOptions: ParsableArguments {
         do {
             return try DBusConnection(system ? .system : .session)
         } catch {
-            throw fail("cannot connect to the \(system ? "system" : "session") bus: \(error.message)", status: 1)
+            throw fail("cannot connect to the \(system ? "system" : "session") bus: \(error.message)", status: .failure)
         }
     }
 }
@@ -125,12 +127,12 @@ enum QibladClient {
                     qiblad is not running on this bus. Start it with:
                       systemctl --user start qiblad     (installed service)
                       qibla-sim demo                    (try it without sensors or GPS)
-                    """, status: 1)
+                    """, status: .failure)
             }
             if error.name.hasSuffix(".InvalidArgument") || error.name.hasSuffix(".InvalidArgs") {
-                throw fail(error.message, status: 2)
+                throw fail(error.message, status: .invalidValue)
             }
-            throw fail("\(member) failed: \(error.name): \(error.message)", status: 1)
+            throw fail("\(member) failed: \(error.name): \(error.message)", status: .failure)
         }
     }
 
@@ -283,13 +285,14 @@ struct SetLocation: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set-location", abstract: "Pin a manual location (used when there is no live fix).")
     @OptionGroup var bus: BusOptions
-    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east).")
+    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --).")
     var coordinates: [String] = []
 
     func run() throws {
-        let (lat, lon) = try parseCoordinates(coordinates)
+        let position = try parsePosition(coordinates)
         let connection = try bus.connect()
-        _ = try QibladClient.call(connection, "SetManualLocation", [.double(lat), .double(lon)])
+        _ = try QibladClient.call(connection, "SetManualLocation",
+                                  [.double(position.latitudeDegrees), .double(position.longitudeDegrees)])
         print(StatusLine(try QibladClient.properties(connection)).text)
     }
 }
@@ -307,15 +310,14 @@ struct ClearLocation: ParsableCommand {
 
 // MARK: Helpers
 
-/// Two numbers, latitude then longitude, in degrees. Range checks happen where they are used.
-func parseCoordinates(_ words: [String]) throws -> (Double, Double) {
-    guard words.count == 2 else {
-        throw fail("expected LATITUDE LONGITUDE in degrees, got \(words.count) value(s): \(words.joined(separator: " "))")
+/// LATITUDE LONGITUDE from the words after a subcommand (`CoordinateWords`): an unknown option or
+/// a wrong count exits with the usage status, a value that is not a number or out of range with
+/// the invalid-value status.
+func parsePosition(_ words: [String]) throws -> GeodeticPosition {
+    switch CoordinateWords.position(words) {
+    case .success(let position): return position
+    case .failure(let problem): throw fail(problem.message, status: problem.isUsage ? .usage : .invalidValue)
     }
-    guard let lat = parseFiniteDouble(words[0]), let lon = parseFiniteDouble(words[1]) else {
-        throw fail("latitude and longitude must be numbers in degrees (got '\(words[0])', '\(words[1])')")
-    }
-    return (lat, lon)
 }
 
 /// A bearing as fixed-point text: 359.97 with one decimal is "0.0", not "360.0".

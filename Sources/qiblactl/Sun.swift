@@ -120,13 +120,12 @@ struct Sun: ParsableCommand {
     /// The place: the coordinates given, or qiblad's current location.
     func place() throws -> GeodeticPosition {
         if !coordinates.isEmpty {
-            let (lat, lon) = try parseCoordinates(coordinates)
-            do { return try GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon) } catch { throw fail("\(error)") }
+            return try parsePosition(coordinates)
         }
         let properties = try QibladClient.properties(try bus.connect())
         guard let lat = properties[QiblaProperty.latitude.rawValue]?.double, let lon = properties[QiblaProperty.longitude.rawValue]?.double,
               let position = try? GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon) else {
-            throw fail("qiblad knows no location: give LATITUDE LONGITUDE, or qiblactl set-location LAT LON", status: 1)
+            throw fail("qiblad knows no location: give LATITUDE LONGITUDE, or qiblactl set-location LAT LON", status: .failure)
         }
         return position
     }
@@ -148,14 +147,15 @@ struct Sun: ParsableCommand {
         try loop.run()
         let message = DBusMessage.methodCall(destination: QibladClient.name, path: QibladClient.path,
                                              interface: QibladClient.interface, member: QiblaMethod.checkHeadingWithSun.rawValue)
+        let reply: [DBusValue]
         do {
             try message.append(.string(alignment), .bool(store))
-            let reply = try connection.call(message, timeoutMilliseconds: 5000).arguments()
-            guard let error = reply.first?.double else { throw fail("CheckHeadingWithSun gave no error value", status: 1) }
-            return error
-        } catch let error as DBusError {
-            throw fail("the sun check was refused: \(error.message)", status: 1)
+            reply = try connection.call(message, timeoutMilliseconds: 5000).arguments()
+        } catch {
+            throw fail("the sun check was refused: \(error.message)", status: .failure)
         }
+        guard let error = reply.first?.double else { throw fail("CheckHeadingWithSun gave no error value", status: .failure) }
+        return error
     }
 
     static func instruction(_ kind: QiblaSunKind) -> String {

@@ -54,6 +54,8 @@ final class Daemon: @unchecked Sendable {
     private var droppedValues = 0
     /// The magnetometer whose calibration the model holds (name, stable sysfs location).
     private var calibratedDevice: (name: String, path: String)?
+    /// READY=1 and STATUS= lines for systemd (`$NOTIFY_SOCKET`).
+    private lazy var notifier = ServiceNotifier(environment: Environment.current, logger: logger)
 
     /// Set when the loop should stop; the process exits with it.
     private(set) var exitStatus: Int32 = 0
@@ -109,6 +111,7 @@ final class Daemon: @unchecked Sendable {
         switch result {
         case .primaryOwner, .alreadyOwner:
             publisher.goLive()
+            notifier.ready(status: ServiceStatus.text(model.properties, claimed: model.claims.isClaimed))
             logger.info("qiblad \(qiblaVersion) serving \(QiblaBus.name) on the \(options.bus.displayName) bus as \(connection.uniqueName)")
         case .exists, .inQueue:
             throw StartupError("the name \(QiblaBus.name) is already owned on the \(options.bus.displayName) bus: another qiblad is running")
@@ -322,6 +325,7 @@ final class Daemon: @unchecked Sendable {
         if transition == .firstClaim {
             logger.info("first compass claim (\(client)); starting sensors and position source")
             startLiveSources()
+            notifier.update(status: ServiceStatus.text(model.properties, claimed: true))
         } else {
             logger.debug("compass claim by \(client); \(model.claims.holders.count) holder(s)")
         }
@@ -510,6 +514,7 @@ final class Daemon: @unchecked Sendable {
         let properties = model.properties
         service?.properties = properties
         let emission = publisher.update(properties, nowSeconds: monotonicSeconds)
+        notifier.update(status: ServiceStatus.text(properties, claimed: model.claims.isClaimed))
         do {
             try service?.emitPropertiesChanged(emission.immediate)
             try service?.emitPropertiesChanged(emission.heading)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import ArgumentParser
 import Logging
 import QiblaConfiguration
@@ -16,14 +17,19 @@ struct QibladCommand: ParsableCommand {
         abstract: "The Qibla compass service: Qibla bearing, distance, true heading and compass accuracy on D-Bus.",
         discussion: """
             Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from GeoClue2 or gpsd (location-source; only while a client holds a compass claim), else the manual location, else the last known one. Sensors: IIO magnetometer and accelerometer under --sysfs-root. SIGHUP reloads the configuration. Try it without hardware: qibla-sim demo, then qiblactl monitor.
+
+            Exit statuses (shared with qiblactl and qibla-sim):
+            \(ExitStatus.table)
             """,
         version: qiblaVersion)
 
     @Flag(name: .long, help: "Use the session bus (default).") var session = false
     @Flag(name: .long, help: "Use the system bus.") var system = false
     @Option(name: .long, help: "Configuration file (default: $XDG_CONFIG_HOME/qiblad/qiblad.conf).") var config: String?
-    @Option(name: .long, help: "State directory (default: $XDG_STATE_HOME/qiblad).") var stateDir: String?
-    @Option(name: .long, help: "Manual location for this run, --location=LAT,LON in degrees (the = form lets LAT be negative).") var location: String?
+    @Option(name: .long, help: "State directory (default: $STATE_DIRECTORY from systemd, else $XDG_STATE_HOME/qiblad).") var stateDir: String?
+    @Option(name: .long, parsing: .unconditional,
+            help: "Manual location for this run, LAT,LON in degrees (--location -33.9,18.4 or --location=-33.9,18.4).")
+    var location: String?
     @Option(name: .long, help: "gpsd to watch, HOST:PORT (default localhost:2947).") var gpsd: String?
     @Flag(name: .long, help: "Do not use gpsd.") var noGpsd = false
     @Option(name: .long, help: "Root of the sysfs tree with IIO devices (default /sys).") var sysfsRoot: String?
@@ -31,15 +37,21 @@ struct QibladCommand: ParsableCommand {
     @Option(name: .long, help: "Sensor reading mode: polling or buffered.") var sensorMode: String?
     @Flag(name: .long, help: "Log debug messages.") var verbose = false
 
+    /// Options that exclude each other are usage errors (64); values qiblad cannot take are invalid values (2).
     func validate() throws {
         if session && system { throw ValidationError("--session and --system exclude each other") }
-        if let location, parseLocation(location) == nil {
-            throw ValidationError("--location takes 'LAT,LON' in degrees with latitude in [-90, 90] and longitude in [-180, 360)")
+        if let location, case .failure(let problem) = CoordinateWords.position(commaSeparated: location) {
+            throw invalidValue("--location: \(problem.message)")
         }
-        if let gpsd, parseHostPort(gpsd) == nil { throw ValidationError("--gpsd takes HOST:PORT") }
+        if let gpsd, parseHostPort(gpsd) == nil { throw invalidValue("--gpsd takes HOST:PORT, got '\(gpsd)'") }
         if let sensorMode, SensorReadingMode(rawValue: sensorMode) == nil {
-            throw ValidationError("--sensor-mode is polling or buffered")
+            throw invalidValue("--sensor-mode is polling or buffered, got '\(sensorMode)'")
         }
+    }
+
+    private func invalidValue(_ message: String) -> ExitCode {
+        Console.printError("qiblad: \(message)")
+        return ExitCode(ExitStatus.invalidValue.rawValue)
     }
 
     func run() throws {
@@ -52,9 +64,10 @@ struct QibladCommand: ParsableCommand {
             throw ExitCode(1)
         }
         let level: Logger.Level = verbose ? .debug : .info
-        LoggingSystem.bootstrap { SyslogLogHandler(label: $0, level: level) }
-        let logger = Logger(label: "qiblad")
         let environment = Environment.current
+        let journal = SyslogLogHandler.standardErrorIsJournal(environment: environment)
+        LoggingSystem.bootstrap { SyslogLogHandler(label: $0, level: level, journalPrefixes: journal) }
+        let logger = Logger(label: "qiblad")
 
         // Configuration: file, then command-line overrides.
         let configPath = config ?? defaultConfigPath(environment)
@@ -63,7 +76,7 @@ struct QibladCommand: ParsableCommand {
         case .success(let c): configuration = c
         case .failure(let problem):
             logger.error("invalid configuration: \(problem)")
-            throw ExitCode(2)
+            throw ExitCode(ExitStatus.invalidValue.rawValue)
         }
         var overrides = ConfigurationOverrides()
         overrides.gpsd = gpsd.flatMap(parseHostPort).map { (host: $0.0, port: $0.1) }
@@ -75,16 +88,16 @@ struct QibladCommand: ParsableCommand {
 
         let options = Daemon.Options(
             bus: system ? .system : .session,
-            stateDirectory: stateDir ?? StateStore.defaultDirectory(environment: environment),
+            stateDirectory: stateDir ?? Self.stateDirectory(environment),
             configPath: configPath,
             configuration: configuration,
             overrides: overrides,
-            runLocation: location.flatMap(parseLocation))
+            runLocation: location.flatMap { try? CoordinateWords.position(commaSeparated: $0).get() })
 
         let loop: EventLoop
         do { loop = try EventLoop() } catch {
             logger.critical("cannot set up the event loop: \(error)")
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.failure.rawValue)
         }
 
         let daemon = Daemon(options: options, loop: loop, logger: logger)
@@ -93,7 +106,7 @@ struct QibladCommand: ParsableCommand {
         } catch {
             logger.critical("\(error)")
             daemon.shutdown()
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.failure.rawValue)
         }
         signals.attach(to: loop) { signal in
             switch signal {
@@ -112,18 +125,20 @@ struct QibladCommand: ParsableCommand {
         } catch {
             logger.critical("event loop failed: \(error)")
             daemon.shutdown()
-            throw ExitCode(1)
+            throw ExitCode(ExitStatus.failure.rawValue)
         }
         daemon.shutdown()
         if daemon.exitStatus != 0 { throw ExitCode(daemon.exitStatus) }
     }
-}
 
-/// "LAT,LON" in degrees → a validated position.
-func parseLocation(_ text: String) -> GeodeticPosition? {
-    let parts = text.split(separator: ",")
-    guard parts.count == 2, let lat = parseFiniteDouble(parts[0]), let lon = parseFiniteDouble(parts[1]) else { return nil }
-    return try? GeodeticPosition(latitudeDegrees: lat, longitudeDegrees: lon)
+    /// `$STATE_DIRECTORY` when systemd made it (`StateDirectory=qiblad`; the first of a
+    /// colon-separated list), else `$XDG_STATE_HOME/qiblad` or `~/.local/state/qiblad`.
+    static func stateDirectory(_ environment: [String: String]) -> String {
+        if let first = environment["STATE_DIRECTORY"]?.split(separator: ":").first, first.hasPrefix("/") {
+            return String(first)
+        }
+        return StateStore.defaultDirectory(environment: environment)
+    }
 }
 
 /// `$XDG_CONFIG_HOME/qiblad/qiblad.conf`, else `$HOME/.config/qiblad/qiblad.conf`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 @testable import QiblaCore
 
 /// Simulated truth for the calibration and accuracy tests: a site's field (WMM2025 plus an optional

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shows that `parseFiniteDouble` (a grammar check plus the standard library's `Double(_:)`) is
 // correctly rounded, so the project needs no hand-written conversion (issue 9). Each result is
 // checked exactly, in big-integer arithmetic, against the two midpoints around it: a decimal value v

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Geodesic edge cases with values from GeographicLib 2.1 (Geodesic.WGS84.Inverse).
 import Testing
 @testable import QiblaCore

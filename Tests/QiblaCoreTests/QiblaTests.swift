@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Qibla bearings against published values (Tests/Reference/qibla-cities.csv) and the edge cases.
 import Foundation
 import Testing

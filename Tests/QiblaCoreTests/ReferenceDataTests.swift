@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The reference CSVs in Tests/Reference are copies of the project's shared reference folder
 // (`../shared/reference/` beside the repository root). When that folder exists, the copies must be
 // byte-identical; in a standalone clone there is nothing to compare and the check is skipped.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WMM2025 behaviour outside the reference table: validity, zones, poles, odd input, decimal years.
 import QiblaCore
 import Testing

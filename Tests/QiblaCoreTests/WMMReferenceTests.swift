@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WMM2025 against every row of the official NOAA NCEI / BGS test values (Tests/Reference/wmm2025-testvalues.csv).
 import Foundation
 import QiblaCore

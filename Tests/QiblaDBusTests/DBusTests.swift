@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QiblaDBus against a real dbus-daemon (TestSupport.PrivateBus); nothing is mocked.
 import Foundation
 import QiblaDBus

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Test helpers: a QiblaDBus server running on its own EventLoop thread, and a pump for client connections.
 import Foundation
 import QiblaDBus

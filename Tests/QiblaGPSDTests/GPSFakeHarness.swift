@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the QiblaGPSD tests: a real gpsd started by gpsfake on a free port, an event loop driven
 // on the test thread, the expected values written by scripts/generate_nmea.py, and a raw gpsd client
 // used as a timing reference. Nothing here imitates gpsd.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Pure parsing: locale-independent decimals, mount matrices, scan element types and scan layouts.
 import Testing
 @testable import QiblaIIO

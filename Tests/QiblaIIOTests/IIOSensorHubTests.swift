@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SensorHub end to end on fixture sysfs trees: polling, buffered (FIFO stand-in for /dev/iio:deviceN),
 // fallback, garbage, slow reads, hot-unplug. umockdev is not used: a plain FIFO at <devRoot>/iio:deviceN
 // stands in for the character device (it gives the same non-blocking read/poll behaviour, including

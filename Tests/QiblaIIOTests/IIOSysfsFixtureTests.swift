@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small fake sysfs trees in the styles of real drivers, and the discovery/calibration tests on them.
 import Foundation
 import Testing

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Buffered mode: scan packing and the FIFO stand-in for /dev/iio:deviceN.
 import Foundation
 import QiblaCore

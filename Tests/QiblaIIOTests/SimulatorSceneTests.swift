@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Frames, attitude, sensor errors and noise of the simulated scene.
 import Foundation
 import QiblaCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers for the simulator tests: reading the fake sysfs tree back the way a consumer would.
 import Foundation
 import QiblaCore

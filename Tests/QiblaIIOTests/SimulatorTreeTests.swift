@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The fake sysfs tree: files per driver style, values that read back to the scene's vectors.
 import Foundation
 import QiblaCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keeps the platform layer honest (issue 9): only Sources/Platform/ may import the C library by
 // name. The musl build (postmarketOS) cannot run here, so this is the check that a `Glibc.` call
 // has not crept back into an adapter or executable.

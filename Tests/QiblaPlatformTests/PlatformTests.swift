@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The platform layer against the real kernel: clocks, the thread helper, event descriptors, files,
 // environment and spawning.
 import Foundation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared helpers for the test suites: temporary directories, child processes, a private bus.
 // Tests start the real components (dbus-daemon, gpsd via gpsfake, qiblad); nothing here mocks them.
 import Foundation
@@ -154,11 +155,24 @@ public final class PrivateBus: @unchecked Sendable {
     public let daemon: ChildProcess
     public let directory: TemporaryDirectory
 
+    /// The policy of a test session bus: anyone may own, send, receive and eavesdrop.
+    public static let openPolicy = """
+        <policy context="default">
+            <allow send_destination="*" eavesdrop="true"/>
+            <allow eavesdrop="true"/>
+            <allow own="*"/>
+          </policy>
+        """
+
     /// - Parameters:
-    ///   - type: the bus's `<type>` (`system` would make it activate through the setuid helper).
-    ///   - configure: may write files into the bus's directory; returns more `busconfig`
-    ///     elements (`<servicedir>`, `<include>`), placed after the policy.
-    public init(type: String = "session", configure: (TemporaryDirectory) throws -> String = { _ in "" }) throws {
+    ///   - type: the bus's `<type>`, session or system (a system bus activates through the setuid helper).
+    ///   - policy: the default context's policy.
+    ///   - extra: more configuration (a `<servicedir>`, an `<include>`), placed after the policy.
+    ///   - environment: for dbus-daemon and what it activates.
+    ///   - configure: may write files into the bus's directory; returns more `busconfig` elements.
+    public init(type: String = "session", policy: String = PrivateBus.openPolicy, extra: String = "",
+                environment: [String: String]? = nil,
+                configure: (TemporaryDirectory) throws -> String = { _ in "" }) throws {
         directory = try TemporaryDirectory(prefix: "qiblad-bus")
         let extraConfiguration = try configure(directory)
         let config = """
@@ -168,16 +182,14 @@ public final class PrivateBus: @unchecked Sendable {
           <type>\(type)</type>
           <listen>unix:path=\(directory.path)/bus</listen>
           <auth>EXTERNAL</auth>
-          <policy context="default">
-            <allow send_destination="*" eavesdrop="true"/>
-            <allow eavesdrop="true"/>
-            <allow own="*"/>
-          </policy>
+          \(policy)
+          \(extra)
           \(extraConfiguration)
         </busconfig>
         """
         try directory.write(config, to: "bus.conf")
-        daemon = try ChildProcess("dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--nofork", "--print-address=1"])
+        daemon = try ChildProcess("dbus-daemon", ["--config-file=\(directory.path)/bus.conf", "--nofork", "--print-address=1"],
+                                  environment: environment)
         address = "unix:path=\(directory.path)/bus"
         // dbus-daemon prints its address once it accepts connections (the socket file appears a
         // little earlier, and a connect in between is refused).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plain value types shared by the QiblaDBus API: bus addresses, errors and name validation.
 // Reference: D-Bus Specification 0.41, "Message Protocol" → "Valid Names" and "Message Bus Specification".
 

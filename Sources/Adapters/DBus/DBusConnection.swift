@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A private connection to a message bus, integrated with QiblaEventLoop.
 // References: D-Bus Specification 0.41, "Message Bus Specification" (RequestName, AddMatch);
 // libdbus dbus-connection.h (watch/timeout/dispatch model).

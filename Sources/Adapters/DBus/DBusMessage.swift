@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A D-Bus message (D-Bus Specification 0.41, "Message Format"): header fields plus a body of
 // typed arguments. The libdbus object underneath is reference counted by ``LibDBus/Message``.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The D-Bus type system as a Swift enum (D-Bus Specification 0.41, "Type System").
 // Unix file descriptors (`h`) are not supported: qiblad never passes descriptors.
 

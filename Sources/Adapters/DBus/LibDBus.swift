@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The only file in QiblaDBus that touches libdbus-1, raw pointers, Unmanaged or C callbacks.
 // API reference: /usr/include/dbus-1.0/dbus/*.h (libdbus 1.14). Ownership rules followed here:
 // - every DBusMessage* we own is unref'd exactly once, in `Message.deinit`;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QiblaEventLoop calls no C function itself: poll, eventfd and signalfd come from QiblaPlatform.
 import QiblaPlatform
 import SystemPackage

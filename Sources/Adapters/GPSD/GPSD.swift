@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QiblaGPSD: the live position source over libgps (gpsd's client library).
 //
 // Protocol: gpsd_json(5) TPV reports requested with `?WATCH={"enable":true,"json":true}`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension GPSDPositionSource.Configuration: Equatable {
     /// Equal when every setting is; a reload restarts the gpsd watch only when this is false.
     public static func == (a: Self, b: Self) -> Bool {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The only file in qiblad that touches `struct gps_data_t` and its raw pointers.
 //
 // API reference: libgps(3) and gps.h of gpsd 3.22 (GPSD_API_MAJOR_VERSION 11). The CGPS shim refuses

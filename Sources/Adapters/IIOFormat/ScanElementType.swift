@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The type of one IIO buffer scan element, shared by the reader (QiblaIIO's buffered driver) and
 // the writer (QiblaSimulator's fake /dev/iio:deviceN), so both sides speak one grammar.
 // Kernel ABI: Documentation/ABI/testing/sysfs-bus-iio, `scan_elements/<channel>_type`:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The binary layout of IIO buffer scans (kernel Documentation/iio/iio_devbuf.rst and
 // Documentation/driver-api/iio/buffers.rst): enabled channels are stored in increasing `*_index`
 // order, each at an offset aligned to its own length, and the scan is padded to a multiple of its

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The text format of qiblad's state and configuration files: UTF-8 lines of `key = value`,
 /// `#` starts a comment line, blank lines are ignored. Numbers are written with Swift's
 /// shortest round-trip representation and parsed without the C locale, so a comma-decimal

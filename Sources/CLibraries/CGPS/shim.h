@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* libgps (libgps-dev). Only QiblaGPSD/LibGPS.swift touches these symbols.
  * qiblad is written against GPSD_API_MAJOR_VERSION 11 (gpsd 3.22, Debian 12) and
  * 12..14 share the fields it reads; anything else is refused at compile time. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 */
 /* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, mallinfo2). Used by QiblaPlatform only. */
 #ifndef QIBLAD_CLINUX_SHIM_H
 #define QIBLAD_CLINUX_SHIM_H

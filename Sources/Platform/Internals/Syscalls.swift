@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one file of the whole project that imports the C library (glibc on Debian, musl on
 // postmarketOS/Alpine) and the one place where QiblaPlatform handles raw pointers. Every function
 // here is a thin call of one C function (man-page section in the doc), retrying `EINTR` where a
@@ -367,5 +368,39 @@ enum Syscalls {
         var status: Int32 = 0
         let result = try retrying { waitpid(pid, &status, blocking ? 0 : WNOHANG) }
         return result == 0 ? nil : status
+    }
+
+    // MARK: Service manager (fstat(2) for $JOURNAL_STREAM, a datagram for $NOTIFY_SOCKET)
+
+    /// `fstat(fd)`: the device and inode numbers, or nil when the descriptor is not open.
+    static func deviceAndInode(_ fd: Int32) -> (device: UInt64, inode: UInt64)? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return (UInt64(info.st_dev), UInt64(info.st_ino))
+    }
+
+    /// Sends one datagram to the unix socket at `address` (socket(2) `AF_UNIX`, `SOCK_DGRAM`,
+    /// sendto(2)); an address starting with `@` is in the abstract namespace (unix(7)).
+    static func sendDatagram(_ bytes: [UInt8], toUnixSocket address: String) throws(Errno) {
+        var path = Array(address.utf8)
+        if path.first == UInt8(ascii: "@") { path[0] = 0 }
+        var socketAddress = sockaddr_un()
+        socketAddress.sun_family = sa_family_t(AF_UNIX)
+        let capacity = MemoryLayout.size(ofValue: socketAddress.sun_path)
+        // A path needs room for its NUL; an abstract name is counted by the length instead.
+        guard !path.isEmpty, path.count < capacity || (path[0] == 0 && path.count <= capacity) else {
+            throw Errno.invalidArgument
+        }
+        withUnsafeMutableBytes(of: &socketAddress.sun_path) { raw in
+            raw.copyBytes(from: path)
+        }
+        let length = socklen_t(MemoryLayout<sa_family_t>.size + path.count + (path[0] == 0 ? 0 : 1))
+        let fd = try retrying { socket(AF_UNIX, Int32(SOCK_DGRAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        defer { close(fd) }
+        _ = try withUnsafePointer(to: &socketAddress) { (pointer) throws(Errno) -> Int in
+            try pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { (address) throws(Errno) -> Int in
+                try retrying { sendto(fd, bytes, bytes.count, Int32(MSG_NOSIGNAL), address, length) }
+            }
+        }
     }
 }

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Why a calibration fit (or a fit attempt) was not accepted. Each case carries the measured value.
 public enum CalibrationRejection: Sendable, Equatable, CustomStringConvertible {
     /// Too few direction cells hold samples: the fit would extrapolate over the unseen part of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// An equal-area split of the sphere of directions into `bandCount × sectorCount` cells: bands of
 /// equal height in z (Archimedes' hat-box theorem: equal heights cut equal areas from a sphere)
 /// times sectors of equal width in azimuth atan2(y, x). Exact equal areas, O(1) lookup (one

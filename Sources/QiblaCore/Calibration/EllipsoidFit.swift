@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which model a calibration fit used.
 public enum CalibrationFitKind: String, Sendable, Equatable {
     /// Hard iron b and a symmetric soft-iron matrix S (9 parameters).

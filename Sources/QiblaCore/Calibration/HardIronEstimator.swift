@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which parts of the sphere of directions a set of field samples has visited, as a fraction of
 /// 32 equal-area bins: 4 bands of equal height in z (by Archimedes' hat-box theorem, bands of equal
 /// height on a sphere have equal area) × 8 sectors of 45° in azimuth atan2(y, x).

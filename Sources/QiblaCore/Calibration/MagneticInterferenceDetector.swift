@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Decides, sample by sample and with a debounce, whether the (calibrated) magnetic field differs
 /// from the field expected here: its magnitude from the expected total intensity, or its dip from
 /// the WMM2025 inclination (WMM2025 technical report Eq. (19): F, I). A steel table, a magnet or a

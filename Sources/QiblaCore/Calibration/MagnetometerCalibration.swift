@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Hard- and soft-iron correction of a magnetometer (the standard model of e.g. Vasconcelos et
 /// al., "Geometric approach to strapdown magnetometer calibration in sensor frame", IEEE TAES 47(2),
 /// 2011, eq. 5, solved for the true field):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// How far the magnetometer correction in use can be trusted: the calibration input of
 /// `HeadingErrorModel`.
 public enum CalibrationQuality: Sendable, Equatable {

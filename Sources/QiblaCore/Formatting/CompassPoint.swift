@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The 16 points of the compass (N, NNE, NE, … NNW), each covering 22.5° centred on its bearing.
 public enum CompassPoint: Int, Sendable, CaseIterable, CustomStringConvertible {
     case north, northNorthEast, northEast, eastNorthEast

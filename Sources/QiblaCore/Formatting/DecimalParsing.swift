@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The project's one decimal-number parser: sysfs attributes ("0.000146", "-12", "1e-3"), state and
 // configuration files, command-line coordinates. Locale-independent by construction.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Human-readable distances with locale-independent formatting: digits grouped by threes with a
 /// comma ("4,795 km") and a full stop as the decimal mark ("4.8 km"), whatever the process locale
 /// (nothing here consults the C or Foundation locale).

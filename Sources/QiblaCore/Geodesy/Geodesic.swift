@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Geodesic.swift — the inverse geodesic problem on an ellipsoid of revolution.
 //
 // Written from the equations of C. F. F. Karney, "Algorithms for geodesics", J. Geodesy 87 (2013)

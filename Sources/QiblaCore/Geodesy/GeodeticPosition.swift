@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A point on or above the WGS84 ellipsoid: geodetic latitude and longitude in degrees, height in
 /// metres above the ellipsoid (HAE; gpsd's `altHAE`).
 public struct GeodeticPosition: Sendable, Hashable, CustomStringConvertible {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Great-circle (spherical) bearings, as used by published Qibla tables and the Adhan libraries.
 public enum GreatCircle {
     /// Initial great-circle bearing from `from` to `to`, degrees clockwise from true north in [0, 360).

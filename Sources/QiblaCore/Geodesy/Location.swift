@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A position with what is known about its quality: where a fix, a manual pin or a restored state
 /// file says the device is. The one location type of the daemon, from the adapters to the model.
 public struct Location: Sendable, Equatable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// The Qibla from a position: the bearings towards the Kaaba and the distance to it.
 ///
 /// Two bearings are given, both degrees clockwise from **true** north in [0, 360):

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A fixed-capacity ring buffer of time-stamped values; storage is allocated once in `init`, so
 /// appending never allocates. When full, appending overwrites the oldest entry.
 struct TimedRing<Value: Sendable>: Sendable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Coarse accuracy class of the published heading (names as Android's `SENSOR_STATUS_ACCURACY_*`
 /// plus `unknown` and `unreliable`).
 public enum CompassAccuracy: String, Sendable, Equatable, CaseIterable {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Which device direction the published heading refers to.
 public enum HeadingAxis: String, Sendable, Equatable, CaseIterable {
     /// The top edge (+y): the phone is held roughly flat, like a compass.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// One smoothed compass reading, produced by `HeadingPipeline.update`.
 public struct HeadingEstimate: Sendable, Equatable {
     /// Smoothed magnetic heading of `axis`, degrees clockwise from magnetic north in [0, 360).

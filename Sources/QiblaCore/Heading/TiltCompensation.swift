@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Tilt-compensated compass from one accelerometer and one magnetometer sample.
 //
 // Frame: the Android / Linux IIO device frame after the mount matrix is applied — x towards the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// Converts time to the decimal year the WMM takes: year + (elapsed part of the year) / (length of
 /// that calendar year), in the proleptic Gregorian calendar, UTC. Pure: no clock is read.
 ///

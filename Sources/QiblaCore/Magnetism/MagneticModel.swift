@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The World Magnetic Model 2025 (WMM2025), evaluated.
 //
 // Source of every formula: Chulliat, A., et al. (2025), "The US/UK World Magnetic Model for 2025–2030:

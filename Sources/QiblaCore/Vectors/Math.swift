@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C math functions QiblaCore uses, imported one by one from libm (math.h through the CMath
 // shim, the same on glibc and musl) and re-exported, so no QiblaCore file imports the C library.
 @_exported import func CMath.sin

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A 3×3 matrix stored by rows. Used for IIO mount matrices (kernel ABI
 /// `Documentation/ABI/testing/sysfs-bus-iio`, `in_*_mount_matrix`: v' = M·v) and soft-iron
 /// correction matrices.

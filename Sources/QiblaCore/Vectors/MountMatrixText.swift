@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The text form of IIO mount matrices, "a, b, c; d, e, f; g, h, i" (kernel ABI
 // Documentation/ABI/testing/sysfs-bus-iio, `mount_matrix` / `in_<type>_mount_matrix`: rows of M with
 // v' = M·v taking the sensor frame to the device frame). One parser for the sysfs attribute and the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small dense symmetric linear algebra for the calibration fits: the cyclic Jacobi eigenvalue
 // method and a Cholesky solve, both in place on caller-provided row-major storage, so a caller that
 // owns its buffers runs them without heap allocation.

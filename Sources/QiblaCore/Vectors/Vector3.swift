@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 /// A 3-vector of `Double` in a right-handed frame. Units are the caller's (microtesla for the
 /// magnetic field, m/s² for acceleration); operations are the usual Euclidean ones.
 public struct Vector3: Sendable, Hashable, CustomStringConvertible {
