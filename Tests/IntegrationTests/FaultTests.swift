@@ -104,7 +104,7 @@ import TestSupport
         #expect(waitUntil(timeout: 10) { q.log.contains("first compass claim") })
         sleep(6)   // backoff 0.5, 1, 2, 4 s: several attempts
         #expect(try q.string("LocationSource") == "manual")
-        let warnings = q.log.split(separator: "\n").filter { $0.hasPrefix("<4>") && $0.contains("gpsd") }
+        let warnings = q.log.split(separator: "\n").filter { ($0.hasPrefix("<4>") || $0.hasPrefix("warning: ")) && $0.contains("gpsd") }
         #expect(warnings.count == 1, "one warning per change of state, not per retry: \(warnings)")
         #expect(q.daemon?.isRunning == true)
     }

@@ -89,7 +89,7 @@ import TestSupport
         #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "gpsd" }, "\(q.log)")
         #expect(abs(try q.double("Latitude") - -33.86882) < 1e-6)
         func warnings() -> [Substring] {
-            q.log.split(separator: "\n").filter { $0.hasPrefix("<4>") && $0.contains("denied access") }
+            q.log.split(separator: "\n").filter { ($0.hasPrefix("<4>") || $0.hasPrefix("warning: ")) && $0.contains("denied access") }
         }
         #expect(warnings().count == 1, "\(q.log)")
         let line = String(warnings().first ?? "")
