@@ -1,16 +1,11 @@
 import Testing
 @testable import QiblaCore
 
-/// SplitMix64, seeded (Steele, Lea & Flood, OOPSLA 2014): reproducible fuzz inputs.
+/// Reproducible fuzz inputs from CalibrationTests' seeded SplitMix64.
 struct FuzzRandom: RandomNumberGenerator {
-    var state: UInt64
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    var generator: SeededGenerator
+    init(state: UInt64) { generator = SeededGenerator(seed: state) }
+    mutating func next() -> UInt64 { generator.next() }
 
     mutating func pick(_ items: [String]) -> String { items[Int(next() % UInt64(items.count))] }
 
