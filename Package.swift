@@ -179,14 +179,14 @@ let package = Package(
             path: "Tests/TestSupport",
             swiftSettings: strict),
         .testTarget(
-            name: "QiblaCoreTests", dependencies: ["QiblaCore", "TestSupport"],
+            name: "QiblaCoreTests", dependencies: ["QiblaCore", "QiblaSimulator", "TestSupport"],
             exclude: ["Vectors"], swiftSettings: strict),
         .testTarget(
             name: "QiblaDaemonTests", dependencies: ["QiblaDaemon", "QiblaInterface", "QiblaCore", "TestSupport"],
             swiftSettings: strict),
         .testTarget(
             name: "QiblaConfigurationTests",
-            dependencies: ["QiblaConfiguration", "QiblaDaemon", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaState", "QiblaCore"],
+            dependencies: ["QiblaConfiguration", "QiblaDaemon", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaState", "QiblaCore", "QiblaSimulator"],
             swiftSettings: strict),
         .testTarget(
             name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaIIOFormat", "QiblaSimulator", "QiblaCore", "TestSupport"],

@@ -1,22 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 import QiblaConfiguration
 import QiblaCore
+import QiblaSimulator
 import QiblaState
 import Testing
 
-/// SplitMix64 (Steele, Lea & Flood, "Fast splittable pseudorandom number generators", OOPSLA 2014):
-/// a seeded generator, so every fuzz run is reproducible.
-struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
-}
+/// The simulator's seeded SplitMix64: every fuzz run is reproducible.
+typealias SeededGenerator = SplitMix64
 
 /// Random text that is mostly almost right: known keys with hostile values, garbage lines.
 struct HostileText {

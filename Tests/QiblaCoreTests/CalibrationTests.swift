@@ -1,18 +1,14 @@
 // SPDX-License-Identifier: Apache-2.0
+import QiblaSimulator
 import Testing
 @testable import QiblaCore
 
-/// SplitMix64 (Steele, Lea & Flood, OOPSLA 2014): a seeded, platform-independent generator.
+/// A seeded, platform-independent generator: the simulator's SplitMix64 (Steele, Lea & Flood,
+/// OOPSLA 2014), with a Gaussian draw.
 struct SeededGenerator: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+    private var base: SplitMix64
+    init(seed: UInt64) { base = SplitMix64(seed: seed) }
+    mutating func next() -> UInt64 { base.next() }
     /// Standard normal variate (Box–Muller).
     mutating func gaussian() -> Double {
         let u1 = Double.random(in: Double.ulpOfOne..<1, using: &self)
