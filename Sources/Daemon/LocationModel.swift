@@ -100,12 +100,14 @@ public struct LocationModel: Sendable, Equatable {
 
     /// Whether `candidate` differs enough from the published live fix `published` to republish:
     /// a horizontal move of at least ``republishDistanceMetres`` (haversine,
-    /// `GreatCircle.distanceMetres`), a height change of at least ``republishHeightMetres``, or
+    /// `GreatCircle.distanceMetres`), a height that appeared or vanished (2D ↔ 3D), a height change
+    /// of at least ``republishHeightMetres``, or
     /// an accuracy that appeared, vanished, or changed by max(5 m, 20 %).
     public static func isSignificantMove(from published: Location?, to candidate: Location) -> Bool {
         guard let published else { return true }
         let a = published.position, b = candidate.position
         if GreatCircle.distanceMetres(from: a, to: b) >= republishDistanceMetres { return true }
+        if published.hasHeight != candidate.hasHeight { return true }   // a 2D fix became 3D, or back
         if abs(b.heightMetres - a.heightMetres) >= republishHeightMetres { return true }
         switch (published.horizontalAccuracyMetres, candidate.horizontalAccuracyMetres) {
         case (nil, nil): return false

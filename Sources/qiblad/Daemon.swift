@@ -430,7 +430,7 @@ final class Daemon: @unchecked Sendable {
             liveFixLost()
         case .fix(let fix):
             liveFix(Location(position: fix.position, horizontalAccuracyMetres: fix.horizontalAccuracyMetres,
-                             timestampUnixSeconds: fix.timeUnixSeconds), from: .gpsd)
+                             timestampUnixSeconds: fix.timeUnixSeconds, hasHeight: fix.hasAltitude), from: .gpsd)
         }
     }
 
@@ -442,7 +442,8 @@ final class Daemon: @unchecked Sendable {
             liveFixLost()
         case .fix(let fix):
             liveFix(Location(position: fix.position, horizontalAccuracyMetres: fix.horizontalAccuracyMetres,
-                             timestampUnixSeconds: fix.timeUnixSeconds ?? WallClock.nowUnixSeconds()), from: .geoclue)
+                             timestampUnixSeconds: fix.timeUnixSeconds ?? WallClock.nowUnixSeconds(),
+                             hasHeight: fix.hasAltitude), from: .geoclue)
         case .unavailable(let reason, let retrying):
             // The source logs and retries; without retrying, GeoClue2 is not there for this claim.
             if !retrying { logger.info("GeoClue2 is not available (\(reason)); \(leaveGeoClue())") }

@@ -83,6 +83,10 @@ let newYear2026 = 1_767_225_600.0
         #expect(!LocationModel.isSignificantMove(from: base, to: fix(-33.9, 18.40004, accuracy: 10)), "≈ 3.7 m east")
         #expect(LocationModel.isSignificantMove(from: base, to: fix(-33.9, 18.40006, accuracy: 10)), "≈ 5.5 m east")
         #expect(LocationModel.isSignificantMove(from: base, to: fix(-33.9, 18.4, accuracy: 10, height: 50)))
+        // A 2D fix (no height) followed by a 3D one 45 m up: the height is news.
+        var twoD = base
+        twoD.hasHeight = false
+        #expect(LocationModel.isSignificantMove(from: twoD, to: fix(-33.9, 18.4, accuracy: 10, height: 45)))
         #expect(!LocationModel.isSignificantMove(from: base, to: fix(-33.9, 18.4, accuracy: 14)))
         #expect(LocationModel.isSignificantMove(from: base, to: fix(-33.9, 18.4, accuracy: 15)))
         #expect(LocationModel.isSignificantMove(from: base, to: fix(-33.9, 18.4, accuracy: nil)))

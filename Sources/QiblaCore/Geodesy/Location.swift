@@ -8,10 +8,14 @@ public struct Location: Sendable, Equatable {
     public var horizontalAccuracyMetres: Double?
     /// When the position was taken, seconds since the Unix epoch (UTC).
     public var timestampUnixSeconds: Double
+    /// Whether `position.heightMetres` was measured (false for a 2D fix, whose height is 0).
+    public var hasHeight: Bool
 
-    public init(position: GeodeticPosition, horizontalAccuracyMetres: Double? = nil, timestampUnixSeconds: Double) {
+    public init(position: GeodeticPosition, horizontalAccuracyMetres: Double? = nil, timestampUnixSeconds: Double,
+                hasHeight: Bool = true) {
         self.position = position
         self.horizontalAccuracyMetres = horizontalAccuracyMetres
         self.timestampUnixSeconds = timestampUnixSeconds
+        self.hasHeight = hasHeight
     }
 }
