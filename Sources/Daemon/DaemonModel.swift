@@ -12,6 +12,8 @@ public struct DaemonModel: Sendable {
     public struct Configuration: Sendable, Equatable {
         public var qibla = QiblaSettings()
         public var compass = CompassModel.Configuration()
+        /// `always-on`, `idle-exit`.
+        public var run = RunPolicy()
         public init() {}
     }
 
@@ -50,6 +52,9 @@ public struct DaemonModel: Sendable {
     public mutating func release(by client: String) -> ClaimModel.Transition {
         claims.release(by: client)
     }
+
+    /// Whether the live sources (sensors, position source) should run: a claim is held, or `always-on`.
+    public var liveSourcesRun: Bool { configuration.run.liveSourcesRun(claimed: claims.isClaimed) }
 
     /// Applies a location input at wall-clock time `nowUnixSeconds` (seconds since the epoch).
     public mutating func apply(_ input: LocationModel.Input, nowUnixSeconds: Double) {
@@ -95,7 +100,7 @@ public struct DaemonModel: Sendable {
     /// persists ``headingCorrection(afterStoring:)`` and then applies it as
     /// ``CompassModel/Input/headingCorrection(_:)``.
     public func checkHeadingWithSun(alignment: SunModel.Alignment, nowUnixSeconds: Double) -> Result<Double, SunModel.CheckRefusal> {
-        sun.check(alignment: alignment, claimed: claims.isClaimed, position: place?.location.position,
+        sun.check(alignment: alignment, claimed: liveSourcesRun, position: place?.location.position,
                   measuredTrueHeadingDegrees: properties.heading, spreadDegrees: compass.state.headingSpreadDegrees,
                   nowUnixSeconds: nowUnixSeconds)
     }

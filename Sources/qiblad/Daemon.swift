@@ -23,7 +23,8 @@ final class Daemon: @unchecked Sendable {
     struct Options {
         var bus: BusAddress = .session
         var stateDirectory: String
-        var configPath: String?
+        /// The configuration files, lowest layer first (read again on SIGHUP).
+        var configFiles = ConfigurationFiles(paths: [])
         var configuration = DaemonConfiguration()
         /// Command-line settings that win over the configuration file, also after a reload.
         var overrides = ConfigurationOverrides()
@@ -46,6 +47,10 @@ final class Daemon: @unchecked Sendable {
     private var geoclueDenialLogged = false
     private var sensors: SensorHub?
     private var publishRetryTimer: EventLoop.Token?
+    /// Whether the sensors and the position source run (``reconcileLiveSources()``).
+    private var liveSourcesRunning = false
+    /// The one idle-exit timer (`idle-exit`) and the delay it was armed with.
+    private var idleExitTimer: (token: EventLoop.Token, seconds: Double)?
     private var lastKnownTimer: EventLoop.Token?
     /// The one sun timer (``armSunTimer()``) and the wall-clock time it is armed for.
     private var sunTimer: (token: EventLoop.Token, dueUnixSeconds: Double)?
@@ -111,8 +116,10 @@ final class Daemon: @unchecked Sendable {
         switch result {
         case .primaryOwner, .alreadyOwner:
             publisher.goLive()
-            notifier.ready(status: ServiceStatus.text(model.properties, claimed: model.claims.isClaimed))
             logger.info("qiblad \(qiblaVersion) serving \(QiblaBus.name) on the \(options.bus.displayName) bus as \(connection.uniqueName)")
+            if model.liveSourcesRun { logger.info("always-on: starting sensors and position source without a claim") }
+            reconcileLiveSources()
+            notifier.ready(status: ServiceStatus.text(model.properties, claimed: liveSourcesRunning))
         case .exists, .inQueue:
             throw StartupError("the name \(QiblaBus.name) is already owned on the \(options.bus.displayName) bus: another qiblad is running")
         }
@@ -323,8 +330,8 @@ final class Daemon: @unchecked Sendable {
             }
         }
         if transition == .firstClaim {
-            logger.info("first compass claim (\(client)); starting sensors and position source")
-            startLiveSources()
+            logger.info("first compass claim (\(client)); \(liveSourcesRunning ? "sensors and position source already running (always-on)" : "starting sensors and position source")")
+            reconcileLiveSources()
             notifier.update(status: ServiceStatus.text(model.properties, claimed: true))
         } else {
             logger.debug("compass claim by \(client); \(model.claims.holders.count) holder(s)")
@@ -334,12 +341,44 @@ final class Daemon: @unchecked Sendable {
     private func release(by client: String) {
         if model.claims.holders.contains(client) { ClaimantWatch.unwatch(client, on: connection) }
         if model.release(by: client) == .lastRelease {
-            logger.info("last compass claim released (\(client)); stopping sensors and position source")
-            stopLiveSources()
+            logger.info("last compass claim released (\(client)); \(model.liveSourcesRun ? "sensors and position source keep running (always-on)" : "stopping sensors and position source")")
+            reconcileLiveSources()
         }
     }
 
-    // MARK: Live sources (only while claimed)
+    // MARK: Live sources (while claimed, or always-on)
+
+    /// Starts or stops the live sources as ``DaemonModel/liveSourcesRun`` says (a claim held, or
+    /// `always-on`), and keeps the idle-exit timer in step with the claims.
+    private func reconcileLiveSources() {
+        if model.liveSourcesRun != liveSourcesRunning {
+            liveSourcesRunning = model.liveSourcesRun
+            if liveSourcesRunning { startLiveSources() } else { stopLiveSources() }
+        }
+        updateIdleExitTimer()
+    }
+
+    /// Arms, keeps or cancels the one-shot idle-exit timer as ``RunPolicy`` says: armed while
+    /// nobody holds a claim, it wakes the loop once, to exit with status 0.
+    private func updateIdleExitTimer() {
+        let policy = model.configuration.run
+        switch policy.idleTimerAction(armedSeconds: idleExitTimer?.seconds, claimed: model.claims.isClaimed) {
+        case .keep:
+            return
+        case .cancel:
+            if let timer = idleExitTimer { loop.cancel(timer.token) }
+            idleExitTimer = nil
+        case .arm(let seconds):
+            if let timer = idleExitTimer { loop.cancel(timer.token) }
+            let token = loop.schedule(after: .seconds(seconds)) { [unowned self] in
+                idleExitTimer = nil
+                guard model.configuration.run.idleExitDelaySeconds(claimed: model.claims.isClaimed) != nil else { return }
+                logger.info("no compass claim for \(seconds) s; exiting (idle-exit)")
+                requestExit(status: 0)
+            }
+            idleExitTimer = (token, seconds)
+        }
+    }
 
     private func startLiveSources() {
         startPositionSource()
@@ -515,7 +554,7 @@ final class Daemon: @unchecked Sendable {
         let properties = model.properties
         service?.properties = properties
         let emission = publisher.update(properties, nowSeconds: monotonicSeconds)
-        notifier.update(status: ServiceStatus.text(properties, claimed: model.claims.isClaimed))
+        notifier.update(status: ServiceStatus.text(properties, claimed: liveSourcesRunning))
         do {
             try service?.emitPropertiesChanged(emission.immediate)
             try service?.emitPropertiesChanged(emission.heading)
@@ -637,26 +676,25 @@ final class Daemon: @unchecked Sendable {
 
     // MARK: Configuration reload (SIGHUP)
 
-    /// Rereads the configuration file; restarts only the live sources whose section changed.
+    /// Rereads the configuration files; restarts only the live sources whose section changed, and
+    /// starts or stops them when `always-on` changed (`idle-exit` re-arms its timer).
     func reloadConfiguration() {
-        guard let path = options.configPath else {
-            logger.info("SIGHUP: no configuration file given; nothing to reload")
-            return
-        }
-        switch ConfigurationLoader.load(path: path, logger: logger) {
+        switch ConfigurationLoader.load(options.configFiles, logger: logger) {
         case .failure(let message):
             logger.error("configuration reload failed, keeping the previous settings: \(message)")
         case .success(var new):
             options.overrides.apply(to: &new)
             let old = options.configuration
             options.configuration = new
-            logger.info("configuration reloaded from \(path)")
-            if model.claims.isClaimed {
+            logger.info("configuration reloaded")
+            let wasRunning = liveSourcesRunning
+            publisher.configuration = new.publishing
+            model.reconfigure(new.model, nowUnixSeconds: WallClock.nowUnixSeconds())
+            reconcileLiveSources()
+            if wasRunning && liveSourcesRunning {
                 if new.gpsd != old.gpsd || new.positionSource != old.positionSource { stopPositionSource(); startPositionSource() }
                 if new.sensors != old.sensors { stopSensors(); startSensors() }
             }
-            publisher.configuration = new.publishing
-            model.reconfigure(new.model, nowUnixSeconds: WallClock.nowUnixSeconds())
             publish()
         }
     }

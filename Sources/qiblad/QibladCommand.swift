@@ -25,7 +25,9 @@ struct QibladCommand: ParsableCommand {
 
     @Flag(name: .long, help: "Use the session bus (default).") var session = false
     @Flag(name: .long, help: "Use the system bus.") var system = false
-    @Option(name: .long, help: "Configuration file (default: $XDG_CONFIG_HOME/qiblad/qiblad.conf).") var config: String?
+    @Option(name: .long, help: "Configuration file, read over /etc/qiblad/qiblad.conf key by key (default: $XDG_CONFIG_HOME/qiblad/qiblad.conf).") var config: String?
+    @Option(name: .long, help: ArgumentHelp("Directory of the system-wide qiblad/qiblad.conf (default /etc); for tests and packagers.", valueName: "dir"))
+    var sysconfdir: String?
     @Option(name: .long, help: "State directory (default: $STATE_DIRECTORY from systemd, else $XDG_STATE_HOME/qiblad).") var stateDir: String?
     @Option(name: .long, parsing: .unconditional,
             help: "Manual location for this run, LAT,LON in degrees (--location -33.9,18.4 or --location=-33.9,18.4).")
@@ -34,6 +36,8 @@ struct QibladCommand: ParsableCommand {
     @Flag(name: .long, help: "Do not use gpsd.") var noGpsd = false
     @Option(name: .long, help: "Root of the sysfs tree with IIO devices (default /sys).") var sysfsRoot: String?
     @Option(name: .long, help: "Root of the device nodes for buffered IIO reads (default /dev).") var devRoot: String?
+    @Option(name: .long, help: ArgumentHelp("udev's device database, for hwdb's ACCEL_MOUNT_MATRIX (default /run/udev/data).", valueName: "dir"))
+    var udevDataDir: String?
     @Option(name: .long, help: "Sensor reading mode: polling or buffered.") var sensorMode: String?
     @Flag(name: .long, help: "Log debug messages.") var verbose = false
 
@@ -69,10 +73,10 @@ struct QibladCommand: ParsableCommand {
         LoggingSystem.bootstrap { SyslogLogHandler(label: $0, level: level, journalPrefixes: journal) }
         let logger = Logger(label: "qiblad")
 
-        // Configuration: file, then command-line overrides.
-        let configPath = config ?? defaultConfigPath(environment)
+        // Configuration: /etc/qiblad/qiblad.conf, then the user's file or --config, then command-line overrides.
+        let configFiles = ConfigurationFiles(environment: environment, explicit: config, systemDirectory: sysconfdir)
         var configuration: DaemonConfiguration
-        switch ConfigurationLoader.load(path: configPath, logger: logger) {
+        switch ConfigurationLoader.load(configFiles, logger: logger) {
         case .success(let c): configuration = c
         case .failure(let problem):
             logger.error("invalid configuration: \(problem)")
@@ -84,12 +88,13 @@ struct QibladCommand: ParsableCommand {
         overrides.sensorMode = sensorMode.flatMap(SensorReadingMode.init(rawValue:))
         overrides.sysfsRoot = sysfsRoot
         overrides.devRoot = devRoot
+        overrides.udevDataDirectory = udevDataDir
         overrides.apply(to: &configuration)
 
         let options = Daemon.Options(
             bus: system ? .system : .session,
             stateDirectory: stateDir ?? Self.stateDirectory(environment),
-            configPath: configPath,
+            configFiles: configFiles,
             configuration: configuration,
             overrides: overrides,
             runLocation: location.flatMap { try? CoordinateWords.position(commaSeparated: $0).get() })
@@ -139,10 +144,4 @@ struct QibladCommand: ParsableCommand {
         }
         return StateStore.defaultDirectory(environment: environment)
     }
-}
-
-/// `$XDG_CONFIG_HOME/qiblad/qiblad.conf`, else `$HOME/.config/qiblad/qiblad.conf`.
-func defaultConfigPath(_ environment: [String: String]) -> String {
-    if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/qiblad/qiblad.conf" }
-    return (environment["HOME"] ?? "/tmp") + "/.config/qiblad/qiblad.conf"
 }

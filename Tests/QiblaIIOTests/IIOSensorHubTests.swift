@@ -89,6 +89,7 @@ extension IIOSysfsFixture {
 
     func configuration(_ mode: SensorReadingMode = .polling, rate: Double = 20) -> SensorConfiguration {
         var configuration = SensorConfiguration(sysfsRoot: sysfsRoot, devRoot: devRoot, mode: mode, sampleRateHertz: rate)
+        configuration.udevDataDirectory = udevDataDirectory
         configuration.initialRetryDelay = .milliseconds(100)
         return configuration
     }

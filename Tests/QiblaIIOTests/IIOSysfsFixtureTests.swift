@@ -11,6 +11,8 @@ final class IIOSysfsFixture: @unchecked Sendable {
     let directory: TemporaryDirectory
     var sysfsRoot: String { directory.path + "/sys" }
     var devRoot: String { directory.path + "/dev" }
+    /// A fake udev database (`/run/udev/data`), empty unless a test writes a record.
+    var udevDataDirectory: String { directory.path + "/run/udev/data" }
     var devicesDirectory: String { sysfsRoot + "/bus/iio/devices" }
 
     init() throws {

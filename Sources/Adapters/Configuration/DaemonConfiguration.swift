@@ -13,10 +13,12 @@ import QiblaState
 /// only composes and parses them. A reload compares the sections to decide what to restart.
 /// Every key has a default, so an empty or missing file is a valid configuration.
 public struct DaemonConfiguration: Sendable, Equatable {
-    /// `bearing-model`, `kaaba`, `smoothing-window`, and the interference tolerances:
+    /// `bearing-model`, `kaaba`, `smoothing-window`, the interference tolerances:
     /// `interference-field-tolerance` (fraction of the expected field strength, 0.02–1, default
     /// 0.15), `interference-dip-tolerance` (degrees, 1–45, default 8), `interference-enter` and
-    /// `interference-recover` (seconds of evidence before the flag rises or clears, defaults 0.5 and 1).
+    /// `interference-recover` (seconds of evidence before the flag rises or clears, defaults 0.5 and 1),
+    /// and the run policy (`model.run`): `always-on` (boolean, default false) and `idle-exit`
+    /// (seconds, 0 or `off` for never, the default).
     public var model = DaemonModel.Configuration()
     /// `max-signal-rate`.
     public var publishing = PropertyPublisher.Configuration()
@@ -40,23 +42,42 @@ public struct DaemonConfiguration: Sendable, Equatable {
         "sensor-mode", "sample-rate", "magnetometer", "accelerometer",
         "magnetometer-mount-matrix", "accelerometer-mount-matrix",
         "interference-field-tolerance", "interference-dip-tolerance", "interference-enter", "interference-recover",
+        "always-on", "idle-exit",
     ]
 
     /// Parses a configuration file's text. Returns the configuration and warnings (unknown keys);
     /// a bad value is an error naming the line, the key and what is expected.
     public static func parse(_ text: String) throws(ConfigurationError) -> (DaemonConfiguration, [String]) {
-        let document: KeyValueDocument
-        do { document = try KeyValueDocument.parse(text) } catch {
-            throw ConfigurationError(line: error.line, key: nil, message: error.message)
+        try parse(layers: [(file: nil, text: text)])
+    }
+
+    /// Parses several configuration files as one, lowest layer first (`/etc/qiblad/qiblad.conf`,
+    /// then the user's file): a key given in a later file wins over the same key in an earlier
+    /// one, and a key given nowhere keeps its default. Warnings and errors name the file.
+    public static func parse(layers: [(file: String?, text: String)]) throws(ConfigurationError) -> (DaemonConfiguration, [String]) {
+        var entries: [(file: String?, entry: KeyValueDocument.Entry)] = []
+        for layer in layers {
+            do {
+                entries += try KeyValueDocument.parse(layer.text).entries.map { (layer.file, $0) }
+            } catch {
+                throw ConfigurationError(file: layer.file, line: error.line, key: nil, message: error.message)
+            }
         }
         var config = DaemonConfiguration()
         var warnings: [String] = []
         // `fix-timeout` may come before or after `gpsd = none`; it is kept for when gpsd is on.
         var fixTimeoutSeconds: Double?
-        for entry in document.entries {
+        for (file, entry) in entries {
             let value = entry.value
             func bad(_ expected: String) -> ConfigurationError {
-                ConfigurationError(line: entry.line, key: entry.key, message: "'\(value)' is not \(expected)")
+                ConfigurationError(file: file, line: entry.line, key: entry.key, message: "'\(value)' is not \(expected)")
+            }
+            func boolean() throws(ConfigurationError) -> Bool {
+                switch value.lowercased() {
+                case "true", "yes", "on", "1": return true
+                case "false", "no", "off", "0": return false
+                default: throw bad("true or false")
+                }
             }
             func number(_ range: ClosedRange<Double>) throws(ConfigurationError) -> Double {
                 guard let v = parseFiniteDouble(value), range.contains(v) else {
@@ -110,8 +131,17 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "accelerometer": config.sensors.preferredAccelerometerName = value.isEmpty ? nil : value
             case "magnetometer-mount-matrix": config.sensors.magnetometerMountMatrixOverride = try matrix()
             case "accelerometer-mount-matrix": config.sensors.accelerometerMountMatrixOverride = try matrix()
+            case "always-on": config.model.run.alwaysOn = try boolean()
+            case "idle-exit":
+                if ["off", "no", "none", "never"].contains(value.lowercased()) {
+                    config.model.run.idleExitSeconds = nil
+                } else {
+                    let seconds = try number(0...604_800)
+                    config.model.run.idleExitSeconds = seconds > 0 ? seconds : nil
+                }
             default:
-                warnings.append("line \(entry.line): unknown key '\(entry.key)' ignored")
+                let place = file.map { "\($0): " } ?? ""
+                warnings.append("\(place)line \(entry.line): unknown key '\(entry.key)' ignored")
             }
         }
         if let fixTimeoutSeconds { config.gpsd?.fixTimeoutSeconds = fixTimeoutSeconds }
@@ -120,7 +150,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
 }
 
 /// Settings given on the command line (`--gpsd`, `--no-gpsd`, `--sensor-mode`, `--sysfs-root`,
-/// `--dev-root`). They win over the configuration file, also after a reload.
+/// `--dev-root`, `--udev-data-dir`). They win over the configuration file, also after a reload.
 public struct ConfigurationOverrides: Sendable {
     /// `--gpsd HOST:PORT`: watch that gpsd (also sets `location-source = gpsd`).
     public var gpsd: (host: String, port: Int)?
@@ -129,6 +159,8 @@ public struct ConfigurationOverrides: Sendable {
     public var sensorMode: SensorReadingMode?
     public var sysfsRoot: String?
     public var devRoot: String?
+    /// `--udev-data-dir`: udev's device database (tests point it at a fake one).
+    public var udevDataDirectory: String?
 
     public init() {}
 
@@ -144,36 +176,88 @@ public struct ConfigurationOverrides: Sendable {
         if let sensorMode { configuration.sensors.mode = sensorMode }
         if let sysfsRoot { configuration.sensors.sysfsRoot = sysfsRoot }
         if let devRoot { configuration.sensors.devRoot = devRoot }
+        if let udevDataDirectory { configuration.sensors.udevDataDirectory = udevDataDirectory }
     }
 }
 
-/// Reads and parses the configuration file; a missing file is the default configuration.
+/// Where the configuration comes from and how the files combine.
+///
+/// Two layers, read in this order, each key of the second winning over the same key of the first
+/// (per key, not per file: a user file that sets only `gpsd` keeps the distribution's other keys):
+/// 1. the system-wide file a distribution ships, `/etc/qiblad/qiblad.conf` (`<sysconfdir>/qiblad/qiblad.conf`);
+/// 2. the user's file, `$XDG_CONFIG_HOME/qiblad/qiblad.conf` (else `~/.config/qiblad/qiblad.conf`),
+///    or, when given, `--config PATH` instead of it.
+/// Missing files are skipped; the same file named twice (the system unit's `--config
+/// /etc/qiblad/qiblad.conf`) is read once. Command-line options win over both.
+public struct ConfigurationFiles: Sendable, Equatable {
+    /// The files, lowest layer first.
+    public var paths: [String]
+
+    public static let defaultSystemDirectory = "/etc"
+
+    public init(paths: [String]) { self.paths = paths }
+
+    /// The lookup for a run: `sysconfdir` (default `/etc`; `--sysconfdir` for tests and packagers),
+    /// `explicit` (`--config`) or the user's file from `environment`.
+    public init(environment: [String: String], explicit: String? = nil, systemDirectory: String? = nil) {
+        let system = (systemDirectory ?? Self.defaultSystemDirectory) + "/qiblad/qiblad.conf"
+        let user = explicit ?? Self.userFile(environment)
+        paths = system == user ? [user] : [system, user]
+    }
+
+    /// `$XDG_CONFIG_HOME/qiblad/qiblad.conf`, else `$HOME/.config/qiblad/qiblad.conf` (the XDG base
+    /// directory rule: a relative `$XDG_CONFIG_HOME` is ignored).
+    public static func userFile(_ environment: [String: String]) -> String {
+        if let config = environment["XDG_CONFIG_HOME"], config.hasPrefix("/") { return config + "/qiblad/qiblad.conf" }
+        return (environment["HOME"] ?? "/tmp") + "/.config/qiblad/qiblad.conf"
+    }
+}
+
+/// Reads and parses the configuration files; missing files are skipped, and none at all is the
+/// default configuration.
 public enum ConfigurationLoader {
-    public static func load(path: String, logger: Logger) -> Result<DaemonConfiguration, TextFileError> {
-        let text: String
-        switch readTextFile(path) {
-        case .success(let t?): text = t
-        case .success(nil):
-            logger.info("no configuration file at \(path); using defaults")
-            return .success(DaemonConfiguration())
-        case .failure(let problem): return .failure(TextFileError(message: "\(path): \(problem)"))
+    /// Reads `files` (lowest layer first), logs which were read, and merges them per key.
+    public static func load(_ files: ConfigurationFiles, logger: Logger) -> Result<DaemonConfiguration, TextFileError> {
+        var layers: [(file: String?, text: String)] = []
+        for path in files.paths {
+            switch readTextFile(path) {
+            case .success(let text?): layers.append((path, text))
+            case .success(nil): continue
+            case .failure(let problem): return .failure(TextFileError(message: "\(path): \(problem)"))
+            }
+        }
+        if layers.isEmpty {
+            logger.info("no configuration file (looked for \(files.paths.joined(separator: ", "))); using defaults")
+        } else {
+            logger.info("configuration from \(layers.compactMap(\.file).joined(separator: ", then "))")
         }
         do {
-            let (configuration, warnings) = try DaemonConfiguration.parse(text)
-            for warning in warnings { logger.warning("\(path): \(warning)") }
+            let (configuration, warnings) = try DaemonConfiguration.parse(layers: layers)
+            for warning in warnings { logger.warning("\(warning)") }
+            if configuration.model.run.alwaysOn, configuration.model.run.idleExitSeconds != nil {
+                logger.warning("idle-exit is ignored with always-on: the sensors run for clients that do not claim")
+            }
             return .success(configuration)
         } catch {
-            return .failure(TextFileError(message: "\(path): \(error)"))
+            return .failure(TextFileError(message: "\(error)"))
         }
     }
 }
 
 public struct ConfigurationError: Error, Sendable, Equatable, CustomStringConvertible {
+    /// The file, when the text came from one.
+    public var file: String?
     public var line: Int
     public var key: String?
     public var message: String
+
+    public init(file: String? = nil, line: Int, key: String?, message: String) {
+        self.file = file; self.line = line; self.key = key; self.message = message
+    }
+
     public var description: String {
-        if let key { "line \(line): \(key): \(message)" } else { "line \(line): \(message)" }
+        let place = (file.map { "\($0): " } ?? "") + "line \(line)"
+        return if let key { "\(place): \(key): \(message)" } else { "\(place): \(message)" }
     }
 }
 

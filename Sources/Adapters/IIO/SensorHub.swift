@@ -112,8 +112,10 @@ public final class SensorHub: @unchecked Sendable {
     }
 
     private func startDriver(for device: IIODevice, kind: SensorKind) throws(SensorSetupError) {
-        let mount = chooseMountMatrix(devicePath: device.sysfsPath, kind: kind,
-                                      override: configuration.mountMatrixOverride(for: kind))
+        let override = configuration.mountMatrixOverride(for: kind)
+        let udev = override == nil && kind.udevMountMatrixProperty != nil
+            ? UdevDatabase(directory: configuration.udevDataDirectory).properties(of: device) : [:]
+        let mount = chooseMountMatrix(devicePath: device.sysfsPath, kind: kind, override: override, udevProperties: udev)
         logger.info("\(device) \(kind.rawValue) mount matrix \(mount.matrix) from \(mount.source)")
         let calibration = try readAxisCalibration(device: device, kind: kind, mountMatrix: mount.matrix)
         if configuration.mode == .buffered {

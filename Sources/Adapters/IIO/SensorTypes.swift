@@ -57,6 +57,8 @@ public struct SensorConfiguration: Sendable {
     public var sysfsRoot: String
     /// Where the IIO character devices live (`/dev`).
     public var devRoot: String
+    /// udev's device database (`/run/udev/data`), for the accelerometer's hwdb `ACCEL_MOUNT_MATRIX`.
+    public var udevDataDirectory: String = UdevDatabase.defaultDirectory
     public var mode: SensorReadingMode
     /// Requested sample rate in hertz (clamped to 0.1…1000).
     public var sampleRateHertz: Double
@@ -64,7 +66,7 @@ public struct SensorConfiguration: Sendable {
     public var preferredMagnetometerName: String?
     /// The `name` attribute of the accelerometer to prefer when several exist.
     public var preferredAccelerometerName: String?
-    /// A mount matrix that wins over anything sysfs says (v' = M·v).
+    /// A mount matrix that wins over anything udev or sysfs says (v' = M·v).
     public var magnetometerMountMatrixOverride: Matrix3?
     public var accelerometerMountMatrixOverride: Matrix3?
 
