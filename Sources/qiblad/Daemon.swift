@@ -691,6 +691,10 @@ final class Daemon: @unchecked Sendable {
             publisher.configuration = new.publishing
             model.reconfigure(new.model, nowUnixSeconds: WallClock.nowUnixSeconds())
             reconcileLiveSources()
+            if liveSourcesRunning != wasRunning {
+                logger.info(liveSourcesRunning ? "always-on: starting sensors and position source without a claim"
+                                               : "always-on off and no claim: stopping sensors and position source")
+            }
             if wasRunning && liveSourcesRunning {
                 if new.gpsd != old.gpsd || new.positionSource != old.positionSource { stopPositionSource(); startPositionSource() }
                 if new.sensors != old.sensors { stopSensors(); startSensors() }

@@ -30,7 +30,9 @@ final class QibladHarness: @unchecked Sendable {
     func start(_ arguments: [String]? = nil, waitForName: Bool = true) throws -> ChildProcess {
         let child = try ChildProcess(
             executable,
-            ["--session", "--state-dir", stateDirectory.path, "--config", stateDirectory.path + "/qiblad.conf", "--verbose"]
+            ["--session", "--state-dir", stateDirectory.path, "--config", stateDirectory.path + "/qiblad.conf", "--verbose",
+             // The machine's /etc/qiblad and udev database stay out of the tests.
+             "--sysconfdir", stateDirectory.path + "/etc", "--udev-data-dir", stateDirectory.path + "/udev"]
                 + (arguments ?? extraArguments),
             environment: bus.environment.merging(["XDG_CONFIG_HOME": stateDirectory.path + "/config"]) { $1 }
                 .merging(environment) { $1 })
