@@ -16,7 +16,7 @@ struct QibladCommand: ParsableCommand {
         commandName: "qiblad",
         abstract: "The Qibla compass service: Qibla bearing, distance, true heading and compass accuracy on D-Bus.",
         discussion: """
-            Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from GeoClue2 or gpsd (location-source; only while a client holds a compass claim), else the manual location, else the last known one. Sensors: IIO magnetometer and accelerometer under --sysfs-root. SIGHUP reloads the configuration. Try it without hardware: qibla-sim demo, then qiblactl monitor.
+            Serves io.github.qiblad.Qibla1 at /io/github/qiblad/Qibla1. Position from GeoClue2 or gpsd (location-source; only while a client holds a compass claim), else the manual location, else the last known one. Sensors: IIO magnetometer and accelerometer under --sysfs-root. Configuration: /etc/qiblad/qiblad.conf, then $XDG_CONFIG_HOME/qiblad/qiblad.conf (or --config), merged key by key; SIGHUP reloads both. Try it without hardware: qibla-sim demo, then qiblactl monitor.
 
             Exit statuses (shared with qiblactl and qibla-sim):
             \(ExitStatus.table)
