@@ -15,7 +15,7 @@ struct Demo: ParsableCommand {
             Writes a simulated PinePhone (20 samples per second, swaying ±40° around the Qibla, tilted 15°) \
             to a temporary directory, starts a private dbus-daemon when there is no session bus (and prints \
             the export line for qiblactl and busctl), then runs qiblad with --session --no-gpsd --sysfs-root, \
-            --dev-root, --state-dir in that directory and --location. Ctrl-C (SIGINT) or SIGTERM is passed \
+            --dev-root, --udev-data-dir, --state-dir in that directory and --location. Ctrl-C (SIGINT) or SIGTERM is passed \
             on to qiblad; when it has exited the bus is stopped and the temporary directory removed.
             """)
 
@@ -79,7 +79,7 @@ struct Demo: ParsableCommand {
         simulation = (simulator, thread)
 
         var arguments = [executable, "--session", "--no-gpsd", "--sysfs-root", directory + "/sys",
-                         "--dev-root", directory + "/dev", "--state-dir", directory + "/state",
+                         "--dev-root", directory + "/dev", "--udev-data-dir", directory + "/udev", "--state-dir", directory + "/state",
                          "--location=\(position.latitudeDegrees),\(position.longitudeDegrees)"]
         if verbose { arguments.append("--verbose") }
         let daemon = try SpawnedProcess.spawn(arguments, environment: environment)
