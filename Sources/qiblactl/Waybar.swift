@@ -67,7 +67,7 @@ struct PanelModule {
 
     var percentage: Int {
         guard let turn = state?.turn else { return 0 }
-        return Int((100 - abs(turn) / 180 * 100).rounded())
+        return Int((100 - Double(TurnHint(turn).wholeDegrees) / 180 * 100).rounded())
     }
 
     var tooltip: String {
@@ -80,14 +80,16 @@ struct PanelModule {
         } else {
             lines.append(state.string(.locationSource) == "none" ? "No location: qiblactl set-location LAT LON" : "Qibla undefined here")
         }
+        // Whole degrees, so that the line (printed again only when it changes) follows the text.
         if let heading = state.double(.heading) {
-            let error = state.double(.headingError).map { ", ±\(fixed($0, 1))°" } ?? ""
-            lines.append("Heading \(fixedBearing(heading, 1))° true (accuracy \(state.string(.compassAccuracy) ?? "unknown")\(error))")
+            let error = state.double(.headingError).map { ", ±\(fixed($0, 0))°" } ?? ""
+            lines.append("Heading \(fixedBearing(heading, 0))° true (accuracy \(state.string(.compassAccuracy) ?? "unknown")\(error))")
         } else {
             lines.append(state.bool(.hasCompass) ? "Heading unknown yet" : "No compass")
         }
         if let turn = state.turn {
-            lines.append(TurnHint(turn).isFacing ? "Facing the Qibla" : "Turn \(turn > 0 ? "right" : "left") \(fixed(abs(turn), 1))°")
+            let hint = TurnHint(turn)
+            lines.append(hint.isFacing ? "Facing the Qibla" : "Turn \(turn > 0 ? "right" : "left") \(hint.wholeDegrees)°")
         }
         var source = "Position: \(state.string(.locationSource) ?? "none")"
         if let accuracy = state.double(.locationAccuracy) { source += " ±\(Int(accuracy.rounded())) m" }
