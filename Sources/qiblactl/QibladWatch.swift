@@ -147,18 +147,25 @@ extension QibladWatch {
         let watch = QibladWatch(connection: try bus.connect(), claim: claim)
         var failure: String?
         var hinted = false
-        watch.onFailure = { message in
-            failure = message
+        // One dispatch can deliver several signals: none is shown after the stop.
+        var stopped = false
+        let stop = {
+            stopped = true
             loop.stop()
         }
+        watch.onFailure = { message in
+            failure = message
+            stop()
+        }
         watch.onEvent = { event in
+            guard !stopped else { return }
             if case .waiting = event, !hinted {
                 hinted = true
                 printError("qiblactl: qiblad is not on the \(bus.name) bus; waiting for it (start it with: \(bus.startHint))")
             }
-            handle(watch, event, { loop.stop() })
+            handle(watch, event, stop)
         }
-        signals.attach(to: loop) { _ in loop.stop() }
+        signals.attach(to: loop) { _ in stop() }
         try watch.start(on: loop)
         try loop.run()
         if let failure { throw fail(failure, status: .failure) }
