@@ -69,7 +69,7 @@ struct LineView: MonitorView {
             let changed = names.map { "\($0)=\(watch.properties[$0]?.displayText ?? "unknown")" }
             printLine("\(changed.joined(separator: " ")) | \(StatusLine(watch.properties).text)")
         case .waiting:
-            printLine("waiting for qiblad to come back on the bus")
+            printLine("waiting for qiblad on the bus")
         }
     }
 }

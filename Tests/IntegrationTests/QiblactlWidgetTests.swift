@@ -191,6 +191,9 @@ import TestSupport
         let q = rig.daemon
         let waybar = try ChildProcess(product("qiblactl").path, ["waybar"], environment: q.bus.environment)
         defer { waybar.terminate() }
+        // And a monitor on a pipe, which says so in a line of its own.
+        let monitor = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        defer { monitor.terminate() }
         let accuracies: Set<String> = ["unknown", "unreliable", "low", "medium", "high"]
         func withHeading() -> [[String: Any]] {
             jsonLines(waybar.standardOutput).filter { accuracies.contains($0["class"] as? String ?? "") && ($0["text"] as? String ?? "").contains("↻") }
@@ -215,11 +218,16 @@ import TestSupport
         _ = q.daemon?.wait(timeout: 10)
         #expect(waitUntil(timeout: 10) { jsonLines(waybar.standardOutput).last?["class"] as? String == "no-qiblad" })
         #expect(waybar.isRunning, "\(waybar.standardError)")
+        #expect(waitUntil(timeout: 10) { monitor.standardOutput.hasSuffix("\nwaiting for qiblad on the bus\n") }, "\(monitor.standardOutput.suffix(500))")
+        #expect(monitor.isRunning)
         let before = waybar.standardOutput.count
         try q.start()
         #expect(waitUntil(timeout: 15) {
             jsonLines(String(waybar.standardOutput.dropFirst(before))).contains { accuracies.contains($0["class"] as? String ?? "") }
         }, "\(waybar.standardOutput.suffix(1000)) \(waybar.standardError)")
+        #expect(waitUntil(timeout: 10) {
+            monitor.standardOutput.components(separatedBy: "waiting for qiblad on the bus\nQibla 118.99° ESE").count == 2
+        }, "\(monitor.standardOutput.suffix(500))")
         waybar.send(SIGTERM)
         #expect(waybar.wait(timeout: 10) == 0)
     }
