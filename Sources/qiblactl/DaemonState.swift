@@ -51,9 +51,9 @@ struct DaemonState {
 
     // MARK: The block `monitor` redraws on a terminal
 
-    /// Four lines of at most `width` columns: the Qibla and the position, the heading and its
-    /// accuracy, a needle towards the Qibla with the turn, and what needs attention.
-    func block(width: Int = 79) -> [String] {
+    /// Four lines: the Qibla and the position, the heading and its accuracy, a needle towards the
+    /// Qibla with the turn, and what needs attention (each under 80 columns, for a terminal).
+    var block: [String] {
         var lines: [String] = []
         let source = string(.locationSource) ?? "none"
         if let bearing = double(.qiblaBearing) {
@@ -91,7 +91,7 @@ struct DaemonState {
             notes.append("calibration \(state)\(state == "collecting" ? progress : "")")
         }
         lines.append(notes.joined(separator: " · "))
-        return lines.map { $0.count > width ? String($0.prefix(width - 1)) + "…" : $0 }
+        return lines
     }
 
     /// The block while qiblad is away.

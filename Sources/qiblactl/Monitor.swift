@@ -99,13 +99,22 @@ struct JSONLinesView: MonitorView {
 final class BlockView: MonitorView {
     private let bus: String
     private var drawn = 0
+    /// One column less than the terminal (80, or $COLUMNS when the shell exports a narrower one),
+    /// so that no line wraps and moving up `drawn` lines reaches the block's first line.
+    private let width: Int
 
-    init(bus: String) { self.bus = bus }
+    init(bus: String) {
+        self.bus = bus
+        let columns = Environment.value("COLUMNS").flatMap { Int($0) } ?? 80
+        width = max(20, min(columns, 80) - 1)
+    }
 
     func show(_ event: QibladWatch.Event, _ watch: QibladWatch) {
-        let lines = watch.owner == nil ? DaemonState.waitingBlock(bus: bus) : DaemonState(watch.properties).block()
+        let lines = watch.owner == nil ? DaemonState.waitingBlock(bus: bus) : DaemonState(watch.properties).block
         var text = drawn > 0 ? "\u{1B}[\(drawn)F" : ""
-        for line in lines { text += "\u{1B}[2K" + line + "\n" }
+        for line in lines {
+            text += "\u{1B}[2K" + (line.count > width ? line.prefix(width - 1) + "…" : line) + "\n"
+        }
         Console.write(text, to: .standardOutput)
         drawn = lines.count
     }

@@ -215,6 +215,9 @@ struct Status: ParsableCommand {
         try loop.run()
         watch.release()
         if let failure { throw fail(failure, status: .failure) }
+        if DaemonState(watch.properties).double(.heading) == nil {
+            printError("qiblactl: no heading within \(fixed(timeout, 1)) s (\(DaemonState(watch.properties).bool(.hasCompass) ? "the compass is still starting" : "no compass"))")
+        }
         return watch.properties
     }
 }
