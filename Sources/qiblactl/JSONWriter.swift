@@ -16,6 +16,10 @@ struct JSONObject {
         members.append((key, Self.quoted(value)))
     }
 
+    /// An array of strings.
+    mutating func set(_ key: String, _ strings: [String]) {
+        members.append((key, "[" + strings.map(Self.quoted).joined(separator: ", ") + "]"))
+    }
     /// An array of objects.
     mutating func set(_ key: String, _ objects: [JSONObject]) {
         members.append((key, "[" + objects.map(\.text).joined(separator: ", ") + "]"))

@@ -19,7 +19,7 @@ struct Qiblactl: ParsableCommand {
             \(ExitStatus.table)
             """,
         version: qiblaVersion,
-        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Calibrate.self, Sun.self, SetLocation.self, ClearLocation.self])
+        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Sun.self, SetLocation.self, ClearLocation.self])
 }
 
 /// A message on stderr and the exit status that goes with it (`ExitStatus`, shared by the three executables).
@@ -101,11 +101,14 @@ struct QiblaCommand: ParsableCommand {
 struct BusOptions: ParsableArguments {
     @Flag(name: .long, help: "Talk to qiblad on the system bus instead of the session bus.") var system = false
 
+    var name: String { system ? "system" : "session" }
+    var startHint: String { system ? "systemctl start qiblad" : "systemctl --user start qiblad, or qibla-sim demo" }
+
     func connect() throws -> DBusConnection {
         do {
             return try DBusConnection(system ? .system : .session)
         } catch {
-            throw fail("cannot connect to the \(system ? "system" : "session") bus: \(error.message)", status: .failure)
+            throw fail("cannot connect to the \(name) bus: \(error.message)", status: .failure)
         }
     }
 }
@@ -122,12 +125,8 @@ enum QibladClient {
             try message.append(contentsOf: arguments)
             return try connection.call(message, timeoutMilliseconds: 5000).arguments()
         } catch {
-            if error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner" {
-                throw fail("""
-                    qiblad is not running on this bus. Start it with:
-                      systemctl --user start qiblad     (installed service)
-                      qibla-sim demo                    (try it without sensors or GPS)
-                    """, status: .failure)
+            if isAbsence(error) {
+                throw fail(notRunning, status: .failure)
             }
             if error.name.hasSuffix(".InvalidArgument") || error.name.hasSuffix(".InvalidArgs") {
                 throw fail(error.message, status: .invalidValue)
@@ -136,8 +135,23 @@ enum QibladClient {
         }
     }
 
+    static let notRunning = """
+        qiblad is not running on this bus. Start it with:
+          systemctl --user start qiblad     (installed service)
+          qibla-sim demo                    (try it without sensors or GPS)
+        """
+
+    /// Whether `error` says no qiblad owns the name (and none could be activated).
+    static func isAbsence(_ error: DBusError) -> Bool {
+        error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner"
+    }
+
     static func properties(_ connection: DBusConnection) throws -> [String: DBusValue] {
-        let reply = try call(connection, "GetAll", [.string(interface)], interface: "org.freedesktop.DBus.Properties")
+        properties(fromGetAll: try call(connection, "GetAll", [.string(interface)], interface: "org.freedesktop.DBus.Properties"))
+    }
+
+    /// The `a{sv}` of a GetAll reply as a dictionary by property name.
+    static func properties(fromGetAll reply: [DBusValue]) -> [String: DBusValue] {
         guard case .dictionary(_, _, let entries)? = reply.first else { return [:] }
         var result: [String: DBusValue] = [:]
         for (key, value) in entries {
@@ -150,28 +164,61 @@ enum QibladClient {
 // MARK: status
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Print every property of the running qiblad.")
+    static let configuration = CommandConfiguration(
+        abstract: "Print every property of the running qiblad.",
+        discussion: """
+        Heading, MagneticHeading, QiblaRelativeBearing and HeadingError are known only while a
+        client holds a compass claim. --claim holds one for a moment: it claims the compass, waits
+        until a heading is known (or --timeout passes, or Ctrl-C; the heading then stays
+        unknown), prints and releases it, so that a panel module polling this command can show a
+        heading.
+
+        --json prints one object with every property of the interface, keyed by its D-Bus name:
+        numbers as numbers, unknown values (NaN, a timestamp of 0, a property not sent) as null.
+        """)
     @OptionGroup var bus: BusOptions
     @Flag(name: .long, help: "Print one JSON object with the D-Bus property names as keys.") var json = false
+    @Flag(name: .long, help: "Claim the compass until a heading is known (or --timeout), print, then release it.") var claim = false
+    @Option(name: .long, help: "With --claim: seconds to wait for a heading (0.1–60).") var timeout: Double = 5
+
+    func validate() throws {
+        guard timeout.isFinite, (0.1...60).contains(timeout) else { throw ValidationError("--timeout takes seconds from 0.1 to 60") }
+    }
 
     func run() throws {
-        let connection = try bus.connect()
-        let properties = try QibladClient.properties(connection)
-        if json {
-            var o = JSONObject()
-            for name in properties.keys.sorted() {
-                switch properties[name] {
-                case .double(let d)?: o.set(name, d)
-                case .string(let s)?: o.set(name, s)
-                case .bool(let b)?: o.set(name, b)
-                case .uint64(let t)?: o.set(name, t)
-                default: o.set(name, nil as String?)
-                }
-            }
-            print(o.text)
-        } else {
-            print(StatusLine(properties).text)
+        let properties = claim ? try claimedProperties() : try QibladClient.properties(try bus.connect())
+        printLine(json ? DaemonState(properties).json.text : StatusLine(properties).text)
+    }
+
+    /// The properties once a heading is known, or when --timeout passes, under a claim of our own.
+    func claimedProperties() throws -> [String: DBusValue] {
+        let signals = try SignalWatcher([.interrupt, .terminate])
+        let loop = try EventLoop()
+        let watch = QibladWatch(connection: try bus.connect(), claim: true)
+        var failure: String?
+        watch.onFailure = { message in
+            failure = message
+            loop.stop()
         }
+        watch.onEvent = { event in
+            switch event {
+            case .waiting:
+                failure = QibladClient.notRunning
+                loop.stop()
+            case .appeared, .changed:
+                if DaemonState(watch.properties).double(.heading) != nil { loop.stop() }
+            }
+        }
+        signals.attach(to: loop) { _ in loop.stop() }
+        _ = loop.schedule(after: .milliseconds(Int64(timeout * 1000))) { loop.stop() }
+        try watch.start(on: loop)
+        try loop.run()
+        watch.release()
+        if let failure { throw fail(failure, status: .failure) }
+        if DaemonState(watch.properties).double(.heading) == nil {
+            printError("qiblactl: no heading within \(fixed(timeout, 1)) s (\(DaemonState(watch.properties).bool(.hasCompass) ? "the compass is still starting" : "no compass"))")
+        }
+        return watch.properties
     }
 }
 
@@ -198,7 +245,7 @@ struct StatusLine {
         if accuracy.isFinite { source += " ±\(Int(accuracy.rounded())) m" }
         if case .uint64(let t)? = p["LocationTimestamp"], t > 0 {
             let age = max(0, WallClock.nowUnixSeconds() - Double(t) / 1e6)
-            source += " (\(ageText(age)) ago)"
+            source += " (\(Self.ageText(age)) ago)"
         }
         parts.append(source)
         let heading = d("Heading"), magnetic = d("MagneticHeading")
@@ -218,7 +265,7 @@ struct StatusLine {
         return parts.joined(separator: " · ")
     }
 
-    func ageText(_ seconds: Double) -> String {
+    static func ageText(_ seconds: Double) -> String {
         if seconds < 120 { return "\(Int(seconds)) s" }
         if seconds < 7200 { return "\(Int(seconds / 60)) min" }
         if seconds < 172_800 { return "\(Int(seconds / 3600)) h" }
@@ -226,65 +273,14 @@ struct StatusLine {
     }
 }
 
-// MARK: monitor
-
-struct Monitor: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Claim the compass and print each change until interrupted (Ctrl-C releases the claim).")
-    @OptionGroup var bus: BusOptions
-
-    func run() throws {
-        let signals = try SignalWatcher([.interrupt, .terminate])
-        let loop = try EventLoop()
-        let connection = try bus.connect()
-        var current = try QibladClient.properties(connection)
-        try connection.addMatch("type='signal',sender='\(QibladClient.name)',path='\(QibladClient.path)',interface='org.freedesktop.DBus.Properties',member='PropertiesChanged'")
-        try connection.addMatch("type='signal',sender='org.freedesktop.DBus',member='NameOwnerChanged',arg0='\(QibladClient.name)'")
-        _ = try QibladClient.call(connection, "ClaimCompass")
-        printLine(StatusLine(current).text)
-
-        var status: Int32 = 0
-        connection.attach(to: loop)
-        connection.onSignal { message in
-            if message.member == "NameOwnerChanged" {
-                if let args = try? message.arguments(), args.count == 3, args[2].string == "" {
-                    printError("qiblactl: qiblad left the bus")
-                    status = 1
-                    loop.stop()
-                }
-                return
-            }
-            guard message.member == "PropertiesChanged", let args = try? message.arguments(), args.count >= 2,
-                  case .dictionary(_, _, let entries) = args[1] else { return }
-            var changed: [String] = []
-            for (key, value) in entries {
-                if case .string(let k) = key, case .variant(let v) = value {
-                    current[k] = v
-                    changed.append("\(k)=\(v.displayText)")
-                }
-            }
-            printLine("\(changed.joined(separator: " ")) | \(StatusLine(current).text)")
-        }
-        connection.onDisconnected = {
-            printError("qiblactl: the bus went away")
-            status = 1
-            loop.stop()
-        }
-        signals.attach(to: loop) { _ in loop.stop() }
-        try loop.run()
-        if status == 0 {
-            _ = try? QibladClient.call(connection, "ReleaseCompass")
-        }
-        if status != 0 { throw ExitCode(status) }
-    }
-}
-
 // MARK: set-location / clear-location
 
 struct SetLocation: ParsableCommand {
     static let configuration = CommandConfiguration(
-        commandName: "set-location", abstract: "Pin a manual location (used when there is no live fix).")
+        commandName: "set-location", abstract: "Pin a manual location (used when there is no live fix).",
+        discussion: "Prints the status afterwards; --json as status --json prints it.")
     @OptionGroup var bus: BusOptions
+    @Flag(name: .long, help: "Print the status afterwards as one JSON object (as status --json).") var json = false
     @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --).")
     var coordinates: [String] = []
 
@@ -293,18 +289,23 @@ struct SetLocation: ParsableCommand {
         let connection = try bus.connect()
         _ = try QibladClient.call(connection, "SetManualLocation",
                                   [.double(position.latitudeDegrees), .double(position.longitudeDegrees)])
-        print(StatusLine(try QibladClient.properties(connection)).text)
+        let properties = try QibladClient.properties(connection)
+        printLine(json ? DaemonState(properties).json.text : StatusLine(properties).text)
     }
 }
 
 struct ClearLocation: ParsableCommand {
-    static let configuration = CommandConfiguration(commandName: "clear-location", abstract: "Forget the manual location.")
+    static let configuration = CommandConfiguration(
+        commandName: "clear-location", abstract: "Forget the manual location.",
+        discussion: "Prints the status afterwards; --json as status --json prints it.")
     @OptionGroup var bus: BusOptions
+    @Flag(name: .long, help: "Print the status afterwards as one JSON object (as status --json).") var json = false
 
     func run() throws {
         let connection = try bus.connect()
         _ = try QibladClient.call(connection, "ClearManualLocation")
-        print(StatusLine(try QibladClient.properties(connection)).text)
+        let properties = try QibladClient.properties(connection)
+        printLine(json ? DaemonState(properties).json.text : StatusLine(properties).text)
     }
 }
 
