@@ -56,7 +56,8 @@ import TestSupport
         let daemon = try q.start()
         #expect(daemon.wait(timeout: 15) == 0, "\(q.log)")
         #expect(Date().timeIntervalSince(started) >= 1.9)
-        #expect(q.log.contains("no compass claim for 2.0 s; exiting (idle-exit)"), "\(q.log)")
+        #expect(q.log.contains("no compass claim for 2.0 s; releasing io.github.qiblad.Qibla1 (idle-exit)"), "\(q.log)")
+        #expect(q.log.contains("exiting (idle-exit)"), "\(q.log)")
     }
 
     /// idle-exit given by a reload while a client holds a claim: no exit while claimed; 1 s after
@@ -81,6 +82,29 @@ import TestSupport
         #expect(Date().timeIntervalSince(released) >= 0.5)
         #expect(q.log.contains("last compass claim released"))
         #expect(q.log.contains("exiting (idle-exit)"))
+    }
+
+    /// The race of every bus-activated daemon: a claim already on its way when the idle-exit timer
+    /// fires. qiblad is stopped (SIGSTOP) until its timer is overdue, a claim is sent meanwhile, and
+    /// on SIGCONT the claim is read in the same loop iteration in which the timer fires. The claim
+    /// must be answered (before, qiblad exited with it unanswered and `busctl` got no reply), the
+    /// daemon stays while the claim is held, and leaves with status 0 once its claimant is gone.
+    @Test func aClaimArrivingAsTheIdleTimerFiresIsAnsweredAndKeepsTheDaemon() throws {
+        let q = try QibladHarness(); defer { q.stop() }
+        try q.stateDirectory.write("idle-exit = 2\n", to: "qiblad.conf")
+        let daemon = try q.start()
+        usleep(500_000)
+        daemon.send(SIGSTOP)
+        usleep(2_500_000)  // the idle-exit timer is now overdue
+        let claimant = try ChildProcess("busctl", ["--address=\(q.bus.address)", "call", QibladHarness.name,
+                                                   QibladHarness.path, QibladHarness.interface, "ClaimCompass"])
+        usleep(500_000)  // the call is queued in qiblad's socket
+        daemon.send(SIGCONT)
+        #expect(claimant.wait(timeout: 10) == 0, "the claim got no answer: \(claimant.standardError)\n\(q.log)")
+        #expect(waitUntil(timeout: 5) { q.log.contains("a compass claim arrived while leaving") }, "\(q.log)")
+        // busctl has left, so its claim is dropped and the idle-exit count starts again.
+        #expect(daemon.wait(timeout: 15) == 0, "\(q.log)")
+        #expect(q.log.contains("keeping io.github.qiblad.Qibla1 and staying"), "\(q.log)")
     }
 
     /// The idle-exit timer is one one-shot timer: a daemon waiting to exit sleeps until then.
