@@ -33,7 +33,7 @@ func hasWeakReferenceSideTable(_ object: AnyObject) -> Bool? {
         let target = Target()
         guard let before = hasWeakReferenceSideTable(target) else { return }
         #expect(!before)
-        weak var observer = target
+        weak let observer = target
         #expect(observer != nil)
         #expect(hasWeakReferenceSideTable(target) == true)
         withExtendedLifetime(target) {}

@@ -13,8 +13,10 @@ let logsDirectory = repositoryRoot.appendingPathComponent("Tests/QiblaGPSDTests/
 
 extension GPSFake {
     /// gpsfake over one of this suite's logs.
-    convenience init(log: String, port: Int, cycleSeconds: Double = 0.1) throws {
-        try self.init(logPath: logsDirectory.appendingPathComponent(log).path, port: port, cycleSeconds: cycleSeconds)
+    convenience init(log: String, port: Int, cycleSeconds: Double = 0.1, readyTimeout: Double = 15,
+                     launcher: [String] = ["gpsfake"]) throws {
+        try self.init(logPath: logsDirectory.appendingPathComponent(log).path, port: port, cycleSeconds: cycleSeconds,
+                      readyTimeout: readyTimeout, launcher: launcher)
     }
 }
 
