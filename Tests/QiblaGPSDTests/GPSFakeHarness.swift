@@ -97,10 +97,15 @@ final class SourceHarness {
 
 /// Established TCP connections whose remote port is `port` (IPv4 and IPv6), from /proc/net/tcp*.
 /// With gpsd on `port`, these are its clients' sockets.
+///
+/// Read to the end of file: `String(contentsOfFile:)` returns only the kernel's first page of
+/// these files (about 26 sockets), so with the TIME_WAIT sockets of earlier tests the connection
+/// looked for was often not in what it returned.
 func establishedClientConnections(toPort port: Int) -> Int {
     var total = 0
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+        guard let data = FileHandle(forReadingAtPath: table).flatMap({ try? $0.readToEnd() }) else { continue }
+        let text = String(decoding: data, as: UTF8.self)
         for line in text.split(separator: "\n").dropFirst() {
             let columns = line.split(separator: " ")
             guard columns.count > 3 else { continue }
