@@ -87,28 +87,33 @@ struct GPSDPositionSourceTests {
     }
 
     /// The cause of the gpsfake tests that failed now and then under load: gpsfake adds its pty
-    /// through one connect to `$TMPDIR/gpsfake-PID.sock` as soon as that file exists, and ignores a
-    /// refused connect, so gpsd serves clients without a device and no fix ever comes. A stale
-    /// socket file at that path (gpsd cannot remove its own from /tmp; pids are reused) makes the
-    /// refusal certain; the bind-before-listen window of gpsd makes it happen under load. Here a
-    /// wrapper plants such a file before the first launch only: ``GPSFake`` sees the empty device
-    /// list, launches gpsfake again, and the test gets a gpsd that delivers fixes.
+    /// through one connect to `$TMPDIR/gpsfake-PID.sock` as soon as that file exists and ignores a
+    /// refused connect, so gpsd serves clients without a device and no fix ever comes (a stale
+    /// socket file at that path, which gpsd cannot remove from /tmp and pids are reused, or gpsd's
+    /// bind-before-listen window). Here the first launch runs gpsfake with that add doing nothing,
+    /// as a refused connect does: ``GPSFake`` sees the empty device list, launches gpsfake again,
+    /// and the test gets a gpsd that delivers fixes.
     @Test("A gpsfake whose gpsd never got its device is launched again")
     func gpsfakeWithoutItsDeviceIsRelaunched() throws {
         let marker = try TemporaryDirectory(); defer { marker.remove() }
-        let plantOnce = """
-            import os, socket, sys
-            marker = sys.argv[1]
+        let addFailsOnce = """
+            import os, shutil, sys
+            marker, sys.argv = sys.argv[1], ["gpsfake"] + sys.argv[2:]
             if not os.path.exists(marker):
                 open(marker, "w").close()
-                stale = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-                stale.bind("%s/gpsfake-%d.sock" % (os.environ["TMPDIR"], os.getpid()))  # bound, never listening
-                stale.close()
-            os.execvp("gpsfake", ["gpsfake"] + sys.argv[2:])
+                import gps.fake
+                gps.fake.DaemonInstance.add_device = lambda self, path: None
+            script = shutil.which("gpsfake")
+            exec(compile(open(script).read(), script, "exec"), {"__name__": "__main__"})
             """
+        // gpsfake's own interpreter (its #! line), whose library has the gps module.
+        let script = try #require((ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+            .map { "\($0)/gpsfake" }.first { FileManager.default.isExecutableFile(atPath: $0) })
+        let interpreter = try String(contentsOfFile: script, encoding: .utf8).prefix { $0 != "\n" }
+            .dropFirst(2).split(separator: " ").map(String.init)
         let port = freePort()
         let gpsd = try GPSFake(log: "two_d.log", port: port, readyTimeout: 5,
-                               launcher: ["python3", "-c", plantOnce, marker.url.appendingPathComponent("planted").path])
+                               launcher: interpreter + ["-c", addFailsOnce, marker.url.appendingPathComponent("failed-once").path])
         #expect(gpsd.relaunches == 1)
         #expect(gpsdDeviceCount(port: port) == 1)
         let harness = try SourceHarness(port: port)
