@@ -151,15 +151,8 @@ final class RawGPSDClient: @unchecked Sendable {
     private var thread: Thread?
 
     init?(port: Int) {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard status == 0 else { Glibc.close(fd); return nil }
+        guard let fd = connectedLoopbackSocket(port: port) else { return nil }
+        self.fd = fd
         let watch = "?WATCH={\"enable\":true,\"json\":true};\n"
         _ = watch.withCString { write(fd, $0, strlen($0)) }
         let thread = Thread { [self] in self.readLoop() }

@@ -310,14 +310,10 @@ public final class GPSFake: @unchecked Sendable {
     }
 }
 
-/// How many devices gpsd on 127.0.0.1:`port` has in its list, from its answer to `?DEVICES;`
-/// (which opens none of them); nil when nothing answers there.
-public func gpsdDeviceCount(port: Int, timeout: Double = 2) -> Int? {
+/// A TCP socket connected to 127.0.0.1:`port` (blocking; the caller closes it), or nil.
+public func connectedLoopbackSocket(port: Int) -> Int32? {
     let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
     guard fd >= 0 else { return nil }
-    defer { close(fd) }
-    var limit = timeval(tv_sec: Int(timeout), tv_usec: Int(timeout.truncatingRemainder(dividingBy: 1) * 1e6))
-    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     var address = sockaddr_in()
     address.sin_family = sa_family_t(AF_INET)
     address.sin_port = in_port_t(UInt16(port).bigEndian)
@@ -325,7 +321,17 @@ public func gpsdDeviceCount(port: Int, timeout: Double = 2) -> Int? {
     let connected = withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
     }
-    guard connected == 0 else { return nil }
+    guard connected == 0 else { close(fd); return nil }
+    return fd
+}
+
+/// How many devices gpsd on 127.0.0.1:`port` has in its list, from its answer to `?DEVICES;`
+/// (which opens none of them); nil when nothing answers there.
+public func gpsdDeviceCount(port: Int, timeout: Double = 2) -> Int? {
+    guard let fd = connectedLoopbackSocket(port: port) else { return nil }
+    defer { close(fd) }
+    var limit = timeval(tv_sec: Int(timeout), tv_usec: Int(timeout.truncatingRemainder(dividingBy: 1) * 1e6))
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
     let request = Array("?DEVICES;\n".utf8)
     guard write(fd, request, request.count) == request.count else { return nil }
     var received: [UInt8] = []
