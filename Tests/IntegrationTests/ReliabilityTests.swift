@@ -173,9 +173,11 @@ final class BusClient {
         let q = rig.daemon
         #expect(waitUntil(timeout: 15) { (try? q.bool("HasCompass")) == true })
         let address = q.bus.address
-        let stop = Atomic(false)
+        let stop = Atomic(false), flooding = Atomic(true), flooded = Atomic(0)
         let flooder = Thread {
+            defer { flooding.value = false }
             guard let connection = try? DBusConnection(.address(address)) else { return }
+            defer { connection.close() }
             var i = 0
             while !stop.value {
                 let member = i % 2 == 0 ? "QiblaFor" : "GetAll"
@@ -186,6 +188,7 @@ final class BusClient {
                 _ = try? connection.call(message, timeoutMilliseconds: 5000)
                 i += 1
             }
+            flooded.value = i
         }
         flooder.start()
         defer { stop.value = true }
@@ -199,11 +202,21 @@ final class BusClient {
             usleep(20_000)
         }
         stop.value = true
+        #expect(waitUntil(timeout: 10) { !flooding.value })
         latencies.sort()
         let p50 = latencies[latencies.count / 2], p99 = latencies[min(latencies.count - 1, latencies.count * 99 / 100)]
-        print("flood: a second client's Get during \(Int(seconds)) s of QiblaFor/GetAll flooding with the compass running: n=\(latencies.count) p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms max \(String(format: "%.2f", latencies.last ?? 0)) ms")
+        print("flood: a second client's Get during \(Int(seconds)) s of QiblaFor/GetAll flooding (\(flooded.value) calls) with the compass running: n=\(latencies.count) p50 \(String(format: "%.2f", p50)) ms p99 \(String(format: "%.2f", p99)) ms max \(String(format: "%.2f", latencies.last ?? 0)) ms")
         #expect(p99 < 100)
         #expect(q.daemon?.isRunning == true)
+        // Afterwards the claim count returns to zero: the compass client's release is the last one,
+        // the sensors stop, and the daemon is idle again.
+        let monitor = try #require(rig.monitor)
+        monitor.send(SIGINT)
+        #expect(monitor.wait(timeout: 10) == 0)
+        #expect(waitUntil(timeout: 10) { q.log.contains("last compass claim released") }, "\(q.log.suffix(2000))")
+        #expect(q.log.components(separatedBy: "first compass claim").count - 1 == 1)
+        let woke = try IdleTests.wakeups(of: try #require(q.daemon?.pid))
+        #expect(woke <= 2, "not idle after the flood and the last release: \(woke) wakeups in 3 s")
     }
 
     @Test func everyMethodWithAWrongSignatureOrHostileNumbersIsRefusedAndChangesNothing() throws {

@@ -75,13 +75,50 @@ struct GPSDPositionSourceTests {
         let gpsd = try GPSFake(log: "two_d.log", port: port)
         let harness = try SourceHarness(port: port)
         harness.source.start()
-        #expect(harness.spin(timeout: 30) { harness.fixes.count >= 3 })
+        #expect(harness.spin(timeout: 30) { harness.fixes.count >= 3 }, "\(harness.events.map(\.event))")
         for fix in harness.fixes {
             #expect(expected.matches(fix))
             #expect(fix.mode == .twoD)
             #expect(!fix.hasAltitude)
             #expect(fix.position.heightMetres == 0)
         }
+        harness.source.stop()
+        gpsd.kill()
+    }
+
+    /// The cause of the gpsfake tests that failed now and then under load: gpsfake adds its pty
+    /// through one connect to `$TMPDIR/gpsfake-PID.sock` as soon as that file exists and ignores a
+    /// refused connect, so gpsd serves clients without a device and no fix ever comes (a stale
+    /// socket file at that path, which gpsd cannot remove from /tmp and pids are reused, or gpsd's
+    /// bind-before-listen window). Here the first launch runs gpsfake with that add doing nothing,
+    /// as a refused connect does: ``GPSFake`` sees the empty device list, launches gpsfake again,
+    /// and the test gets a gpsd that delivers fixes.
+    @Test("A gpsfake whose gpsd never got its device is launched again")
+    func gpsfakeWithoutItsDeviceIsRelaunched() throws {
+        let marker = try TemporaryDirectory(); defer { marker.remove() }
+        let addFailsOnce = """
+            import os, shutil, sys
+            marker, sys.argv = sys.argv[1], ["gpsfake"] + sys.argv[2:]
+            if not os.path.exists(marker):
+                open(marker, "w").close()
+                import gps.fake
+                gps.fake.DaemonInstance.add_device = lambda self, path: None
+            script = shutil.which("gpsfake")
+            exec(compile(open(script).read(), script, "exec"), {"__name__": "__main__"})
+            """
+        // gpsfake's own interpreter (its #! line), whose library has the gps module.
+        let script = try #require((ProcessInfo.processInfo.environment["PATH"] ?? "").split(separator: ":")
+            .map { "\($0)/gpsfake" }.first { FileManager.default.isExecutableFile(atPath: $0) })
+        let interpreter = try String(contentsOfFile: script, encoding: .utf8).prefix { $0 != "\n" }
+            .dropFirst(2).split(separator: " ").map(String.init)
+        let port = freePort()
+        let gpsd = try GPSFake(log: "two_d.log", port: port, readyTimeout: 5,
+                               launcher: interpreter + ["-c", addFailsOnce, marker.url.appendingPathComponent("failed-once").path])
+        #expect(gpsd.relaunches == 1)
+        #expect(gpsdDeviceCount(port: port) == 1)
+        let harness = try SourceHarness(port: port)
+        harness.source.start()
+        #expect(harness.spin(timeout: 30) { !harness.fixes.isEmpty }, "\(harness.events.map(\.event))")
         harness.source.stop()
         gpsd.kill()
     }

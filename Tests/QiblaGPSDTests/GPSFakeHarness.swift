@@ -13,8 +13,10 @@ let logsDirectory = repositoryRoot.appendingPathComponent("Tests/QiblaGPSDTests/
 
 extension GPSFake {
     /// gpsfake over one of this suite's logs.
-    convenience init(log: String, port: Int, cycleSeconds: Double = 0.1) throws {
-        try self.init(logPath: logsDirectory.appendingPathComponent(log).path, port: port, cycleSeconds: cycleSeconds)
+    convenience init(log: String, port: Int, cycleSeconds: Double = 0.1, readyTimeout: Double = 15,
+                     launcher: [String] = ["gpsfake"]) throws {
+        try self.init(logPath: logsDirectory.appendingPathComponent(log).path, port: port, cycleSeconds: cycleSeconds,
+                      readyTimeout: readyTimeout, launcher: launcher)
     }
 }
 
@@ -95,10 +97,15 @@ final class SourceHarness {
 
 /// Established TCP connections whose remote port is `port` (IPv4 and IPv6), from /proc/net/tcp*.
 /// With gpsd on `port`, these are its clients' sockets.
+///
+/// Read to the end of file: `String(contentsOfFile:)` returns only the kernel's first page of
+/// these files (about 26 sockets), so with the TIME_WAIT sockets of earlier tests the connection
+/// looked for was often not in what it returned.
 func establishedClientConnections(toPort port: Int) -> Int {
     var total = 0
     for table in ["/proc/net/tcp", "/proc/net/tcp6"] {
-        guard let text = try? String(contentsOfFile: table, encoding: .utf8) else { continue }
+        guard let data = FileHandle(forReadingAtPath: table).flatMap({ try? $0.readToEnd() }) else { continue }
+        let text = String(decoding: data, as: UTF8.self)
         for line in text.split(separator: "\n").dropFirst() {
             let columns = line.split(separator: " ")
             guard columns.count > 3 else { continue }
@@ -144,15 +151,8 @@ final class RawGPSDClient: @unchecked Sendable {
     private var thread: Thread?
 
     init?(port: Int) {
-        fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let status = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
-        }
-        guard status == 0 else { Glibc.close(fd); return nil }
+        guard let fd = connectedLoopbackSocket(port: port) else { return nil }
+        self.fd = fd
         let watch = "?WATCH={\"enable\":true,\"json\":true};\n"
         _ = watch.withCString { write(fd, $0, strlen($0)) }
         let thread = Thread { [self] in self.readLoop() }

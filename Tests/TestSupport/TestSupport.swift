@@ -231,20 +231,122 @@ public func freePort() -> Int {
     return Int(UInt16(bigEndian: address.sin_port))
 }
 
-/// `gpsfake -q -c CYCLE -P PORT LOG`: a real gpsd fed from a log file, looping over it.
+/// `gpsfake -q -c CYCLE -P PORT LOG`: a real gpsd fed from a log file, looping over it, with the
+/// fake device in gpsd's list by the time the initializer returns.
 /// (ChildProcess clears the inherited signal mask, so gpsd and gpsfake obey SIGTERM.)
+///
+/// gpsfake takes its gpsd as ready once the control socket's file exists, then adds the pty with a
+/// single connect to that socket, and ignores a refused connect: gpsd then never has a device and
+/// no client ever gets a fix. That connect is refused when gpsd has bound the socket but not yet
+/// called `listen` (a window that a loaded machine widens), and when `$TMPDIR/gpsfake-PID.sock` is
+/// a stale file left by an earlier gpsd with the same pid (gpsd drops root before exiting and
+/// cannot remove it from the sticky `/tmp`; hundreds accumulate). Hence a fresh `TMPDIR` for each
+/// gpsfake, and the initializer asks gpsd (`?DEVICES;`, which opens no device) until it lists the
+/// pty, launching gpsfake again when it does not within `readyTimeout` seconds (at most 3 launches).
 public final class GPSFake: @unchecked Sendable {
     public let child: ChildProcess
     public let port: Int
-    public let launched = ContinuousClock.now
+    /// When the gpsfake that became ready was launched.
+    public let launched: ContinuousClock.Instant
+    /// When its gpsd first listed the fake device.
+    public let ready: ContinuousClock.Instant
+    /// Launches that never became ready before this one (0 normally).
+    public let relaunches: Int
+    /// gpsfake's `TMPDIR`, which holds only its control socket.
+    private let directory: TemporaryDirectory
+    /// Seconds gpsfake needs at least to feed the whole log once (sentences × cycle; more under load).
+    public let logCycleSeconds: Double
 
-    public init(logPath: String, port: Int, cycleSeconds: Double = 0.1) throws {
+    /// `launcher` is the command that runs gpsfake (a test may put a wrapper in front of it).
+    public init(logPath: String, port: Int, cycleSeconds: Double = 0.1, readyTimeout: Double = 15,
+                launcher: [String] = ["gpsfake"]) throws {
         self.port = port
-        child = try ChildProcess("gpsfake", ["-q", "-c", String(cycleSeconds), "-P", String(port), logPath])
+        let sentences = try String(contentsOfFile: logPath, encoding: .isoLatin1)
+            .split(separator: "\n").filter { !$0.hasPrefix("#") }.count
+        logCycleSeconds = Double(sentences) * cycleSeconds
+        var failures: [String] = []
+        while true {
+            let directory = try TemporaryDirectory(prefix: "gpsfake")
+            let launched = ContinuousClock.now
+            let child = try ChildProcess(launcher[0], Array(launcher.dropFirst()) + ["-q", "-c", String(cycleSeconds), "-P", String(port), logPath],
+                                         environment: ["TMPDIR": directory.path])
+            if Self.waitForDevice(port: port, child: child, timeout: readyTimeout) {
+                self.child = child
+                self.launched = launched
+                self.ready = .now
+                self.relaunches = failures.count
+                self.directory = directory
+                return
+            }
+            child.terminate(grace: 5)
+            directory.remove()
+            print("gpsfake on port \(port): gpsd did not list the device within \(readyTimeout) s; launching it again")
+            failures.append("exit status \(child.isRunning ? "running" : String(child.process.terminationStatus)): \(child.standardError.suffix(300))")
+            if failures.count == 3 {
+                throw TestSupportError.timedOut("gpsfake on port \(port): gpsd never listed the device in 3 launches: \(failures)")
+            }
+        }
+    }
+
+    /// Whether gpsd on `port` lists a device within `timeout` seconds while `child` (gpsfake) runs.
+    private static func waitForDevice(port: Int, child: ChildProcess, timeout: Double) -> Bool {
+        let end = Date().addingTimeInterval(timeout)
+        while Date() < end, child.isRunning {
+            if let count = gpsdDeviceCount(port: port), count > 0 { return true }
+            usleep(100_000)
+        }
+        return false
     }
 
     /// SIGTERM to gpsfake, which stops its gpsd.
-    public func kill() { child.terminate(grace: 5) }
+    public func kill() {
+        child.terminate(grace: 5)
+        directory.remove()
+    }
 
-    deinit { child.terminate(grace: 2) }
+    deinit {
+        child.terminate(grace: 2)
+        directory.remove()
+    }
+}
+
+/// A TCP socket connected to 127.0.0.1:`port` (blocking; the caller closes it), or nil.
+public func connectedLoopbackSocket(port: Int) -> Int32? {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { return nil }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) }
+    }
+    guard connected == 0 else { close(fd); return nil }
+    return fd
+}
+
+/// How many devices gpsd on 127.0.0.1:`port` has in its list, from its answer to `?DEVICES;`
+/// (which opens none of them); nil when nothing answers there.
+public func gpsdDeviceCount(port: Int, timeout: Double = 2) -> Int? {
+    guard let fd = connectedLoopbackSocket(port: port) else { return nil }
+    defer { close(fd) }
+    var limit = timeval(tv_sec: Int(timeout), tv_usec: Int(timeout.truncatingRemainder(dividingBy: 1) * 1e6))
+    setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &limit, socklen_t(MemoryLayout<timeval>.size))
+    let request = Array("?DEVICES;\n".utf8)
+    guard write(fd, request, request.count) == request.count else { return nil }
+    var received: [UInt8] = []
+    var buffer = [UInt8](repeating: 0, count: 4096)
+    let end = Date().addingTimeInterval(timeout)
+    while Date() < end {
+        let count = read(fd, &buffer, buffer.count)
+        guard count > 0 else { return nil }
+        received += buffer[0..<count]
+        // Complete lines only (split as bytes: gpsd ends lines with CR LF, one Character in Swift).
+        guard let lastNewline = received.lastIndex(of: 10) else { continue }
+        let lines = received[..<lastNewline].split(separator: 10).map { String(decoding: $0, as: UTF8.self) }
+        if let devices = lines.first(where: { $0.contains("\"class\":\"DEVICES\"") }) {
+            return devices.components(separatedBy: "\"class\":\"DEVICE\"").count - 1
+        }
+    }
+    return nil
 }

@@ -654,11 +654,17 @@ enum LibDBus {
 
     // MARK: Pending calls
 
+    /// The Swift side of one `DBusPendingCall`: retained by libdbus as its notify data (released
+    /// through `releasePendingReply`) and listed in its connection's `outstanding` until answered.
     final class PendingReply {
         let completion: (Result<DBusMessage, DBusError>) -> Void
         /// Our reference from `dbus_connection_send_with_reply`; nil once completed or cancelled.
         var pending: OpaquePointer?
-        weak var owner: Connection?
+        /// Read only while `pending` is set, which means the connection is open: its `close()` (run
+        /// by its deinit too) clears `pending` on every outstanding reply before it goes. Not `weak`:
+        /// a weak reference gives the connection, which lives until exit, a Swift side table whose
+        /// address sits bit-packed in its refcount word, and LeakSanitizer reports it as a leak.
+        unowned let owner: Connection
         init(_ completion: @escaping (Result<DBusMessage, DBusError>) -> Void, pending: OpaquePointer, owner: Connection) {
             self.completion = completion
             self.pending = pending
@@ -675,7 +681,7 @@ enum LibDBus {
         let box = Unmanaged<PendingReply>.fromOpaque(data).takeUnretainedValue()
         guard box.pending != nil else { return }
         box.pending = nil
-        box.owner?.outstanding[ObjectIdentifier(box)] = nil
+        box.owner.outstanding[ObjectIdentifier(box)] = nil
         let reply = dbus_pending_call_steal_reply(pending)
         dbus_pending_call_unref(pending)  // the reference from dbus_connection_send_with_reply
         guard let reply else { return box.completion(.failure(.failed("pending call completed without a reply"))) }
