@@ -211,7 +211,7 @@ final class BusService {
     // MARK: Signals
 
     /// Broadcasts org.freedesktop.DBus.Properties.PropertiesChanged for `changed`.
-    func emitPropertiesChanged(_ changed: [QiblaProperty]) throws(DBusError) {
+    func emitPropertiesChanged(_ changed: PropertySet) throws(DBusError) {
         guard !changed.isEmpty else { return }
         let signal = DBusMessage.signal(path: QiblaBus.objectPath, interface: "org.freedesktop.DBus.Properties",
                                         member: "PropertiesChanged")
@@ -222,7 +222,7 @@ final class BusService {
 
     // MARK: Helpers
 
-    private static func dictionary(_ names: [QiblaProperty], _ values: PublishedProperties) -> DBusValue {
+    private static func dictionary(_ names: some Sequence<QiblaProperty>, _ values: PublishedProperties) -> DBusValue {
         .dictionary(keySignature: "s", valueSignature: "v",
                     names.map { (DBusValue.string($0.rawValue), DBusValue.variant(DBusValue(values[$0]))) })
     }
