@@ -215,8 +215,10 @@ final class BusService {
         guard !changed.isEmpty else { return }
         let signal = DBusMessage.signal(path: QiblaBus.objectPath, interface: "org.freedesktop.DBus.Properties",
                                         member: "PropertiesChanged")
-        try signal.append(.string(QiblaBus.interface), Self.dictionary(changed, properties),
-                          .array(elementSignature: "s", []))
+        // Typed appends straight into the message: no DBusValue tree (boxes, arrays) per signal.
+        try signal.appendPropertiesChanged(interface: QiblaBus.interface, changed: changed) { property in
+            (name: property.rawValue, value: DBusBasicValue(properties[property]))
+        }
         connection.send(signal)
     }
 
@@ -273,6 +275,18 @@ final class BusService {
         \(standardInterfacesXML)  <node name="\(child)"/>
         </node>
         """
+    }
+}
+
+extension DBusBasicValue {
+    /// The bus form of a property value.
+    init(_ value: PropertyValue) {
+        switch value {
+        case .double(let v): self = .double(v)
+        case .bool(let v): self = .bool(v)
+        case .string(let v): self = .string(v)
+        case .uint64(let v): self = .uint64(v)
+        }
     }
 }
 

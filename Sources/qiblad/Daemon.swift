@@ -515,7 +515,7 @@ final class Daemon: @unchecked Sendable {
         let properties = model.properties
         service?.properties = properties
         let emission = publisher.update(properties, nowSeconds: monotonicSeconds)
-        notifier.update(status: ServiceStatus.text(properties, claimed: model.claims.isClaimed))
+        notifier.update(summary: ServiceStatus.Summary(properties, claimed: model.claims.isClaimed))
         do {
             try service?.emitPropertiesChanged(emission.immediate)
             try service?.emitPropertiesChanged(emission.heading)

@@ -104,6 +104,14 @@ enum Syscalls {
         for index in entries.indices { entries[index].revents = 0 }
     }
 
+    /// `poll(2)` on one descriptor, its `pollfd` on the stack (a thread's stop-aware sleep, once
+    /// per sampling period, allocates nothing); retries `EINTR`. Returns the returned events.
+    static func pollOne(_ fd: Int32, events: Int16, milliseconds: Int32) throws(Errno) -> Int16 {
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        _ = try retrying { poll(&entry, 1, milliseconds) }
+        return entry.revents
+    }
+
     /// `poll(2)`, retrying on `EINTR` with the same timeout; -1 milliseconds waits forever.
     static func pollRetrying(_ entries: inout [pollfd], milliseconds: Int32) throws(Errno) -> Int {
         let count = nfds_t(entries.count)
@@ -250,7 +258,9 @@ enum Syscalls {
     }
 
     static func isAccessible(_ path: String, writable: Bool) -> Bool {
-        access(path, writable ? W_OK : F_OK) == 0
+        // `withCString` lends a native string's own bytes; passing the String straight to the C
+        // function would copy it into a new heap array on every call (presence checks, 1 /s).
+        path.withCString { access($0, writable ? W_OK : F_OK) == 0 }
     }
 
     /// Whether `path` is a directory itself (not a link to one).
