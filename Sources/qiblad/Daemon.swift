@@ -56,6 +56,8 @@ final class Daemon: @unchecked Sendable {
     private var calibratedDevice: (name: String, path: String)?
     /// READY=1 and STATUS= lines for systemd (`$NOTIFY_SOCKET`).
     private lazy var notifier = ServiceNotifier(environment: Environment.current, logger: logger)
+    /// Gives back code pages that start-up, a claim or a release needed (issue 12, memory).
+    private lazy var codePages = CodePageTrimmer(loop: loop)
 
     /// Set when the loop should stop; the process exits with it.
     private(set) var exitStatus: Int32 = 0
@@ -113,6 +115,7 @@ final class Daemon: @unchecked Sendable {
             publisher.goLive()
             notifier.ready(status: ServiceStatus.text(model.properties, claimed: model.claims.isClaimed))
             logger.info("qiblad \(qiblaVersion) serving \(QiblaBus.name) on the \(options.bus.displayName) bus as \(connection.uniqueName)")
+            codePages.trimAfterPendingWork()
         case .exists, .inQueue:
             throw StartupError("the name \(QiblaBus.name) is already owned on the \(options.bus.displayName) bus: another qiblad is running")
         }
@@ -326,6 +329,7 @@ final class Daemon: @unchecked Sendable {
             logger.info("first compass claim (\(client)); starting sensors and position source")
             startLiveSources()
             notifier.update(status: ServiceStatus.text(model.properties, claimed: true))
+            codePages.trimAfterClaimSettles()
         } else {
             logger.debug("compass claim by \(client); \(model.claims.holders.count) holder(s)")
         }
@@ -336,6 +340,7 @@ final class Daemon: @unchecked Sendable {
         if model.release(by: client) == .lastRelease {
             logger.info("last compass claim released (\(client)); stopping sensors and position source")
             stopLiveSources()
+            codePages.trimNow()
         }
     }
 

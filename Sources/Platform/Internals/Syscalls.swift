@@ -235,6 +235,15 @@ enum Syscalls {
         pthread_detach(handle)
     }
 
+    // MARK: Memory (madvise(2))
+
+    /// `madvise(MADV_DONTNEED)` on `[start, end)`: drops this process's page-table entries for the
+    /// range. For a read-only file mapping the next touch maps the page again from the page cache.
+    static func adviseNotNeeded(start: UInt, end: UInt) -> Bool {
+        guard end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return false }
+        return madvise(address, Int(end - start), MADV_DONTNEED) == 0
+    }
+
     // MARK: Files (mkdir(2), rename(2), unlink(2), rmdir(2), fsync(2), access(2), lstat(2), opendir(3), mkdtemp(3), mkfifo(3), readlink(2))
 
     static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
