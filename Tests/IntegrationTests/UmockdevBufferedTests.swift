@@ -36,6 +36,7 @@ struct UmockdevBufferedTests {
         A: scan_elements/in_magn_z_type=le:s16/16>>0
         A: buffer/enable=0
         A: buffer/length=2
+        A: buffer/watermark=1
         A: trigger/current_trigger=
 
         P: /devices/platform/magn/trigger0
@@ -129,6 +130,7 @@ struct UmockdevBufferedTests {
         }
         #expect(attribute("trigger/current_trigger") == "lis3mdl-dev0")
         #expect(attribute("buffer/enable") == "1")
+        #expect(attribute("buffer/watermark") == "2", "20 Hz × 100 ms hand-off interval: two scans per wakeup")
         #expect(attribute("scan_elements/in_magn_z_en") == "1")
 
         // Samples keep coming from the buffer: the heading group is signalled more than once.
@@ -143,5 +145,6 @@ struct UmockdevBufferedTests {
         claim.terminate()
         #expect(waitUntil(timeout: 5) { attribute("buffer/enable") == "0" }, "\(q.log)")
         #expect(attribute("trigger/current_trigger") == "")
+        #expect(attribute("buffer/watermark") == "1")
     }
 }
