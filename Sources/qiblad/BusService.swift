@@ -292,12 +292,5 @@ extension DBusBasicValue {
 
 extension DBusValue {
     /// The bus form of a property value.
-    init(_ value: PropertyValue) {
-        switch value {
-        case .double(let v): self = .double(v)
-        case .bool(let v): self = .bool(v)
-        case .string(let v): self = .string(v)
-        case .uint64(let v): self = .uint64(v)
-        }
-    }
+    init(_ value: PropertyValue) { self = DBusBasicValue(value).value }
 }

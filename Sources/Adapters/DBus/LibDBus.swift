@@ -284,12 +284,7 @@ enum LibDBus {
             var v = v
             return dbus_message_iter_append_basic(&iter, type, &v) != 0
         }
-        func text(_ type: Int32, _ s: String) -> Bool {
-            s.withCString { p in
-                var p: UnsafePointer<CChar>? = p
-                return dbus_message_iter_append_basic(&iter, type, &p) != 0
-            }
-        }
+        func text(_ type: Int32, _ s: String) -> Bool { appendText(type, s, to: &iter) }
         func container(_ type: Int32, _ signature: String?, _ body: (inout DBusMessageIter) -> Bool) -> Bool {
             var sub = DBusMessageIter()
             let opened = withOptionalCString(signature) { dbus_message_iter_open_container(&iter, type, $0, &sub) }
