@@ -19,7 +19,8 @@ let strict: [SwiftSetting] = [
 /// FoundationEssentials (used by swift-argument-parser) needs its two shim archives named explicitly
 /// when linked statically this way (Swift 6.3).
 let staticStdlib: [LinkerSetting] = [
-    .unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCollections", "-Xlinker", "-l_FoundationCShims"],
+    .unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCollections", "-Xlinker", "-l_FoundationCShims",
+                  "-Xlinker", "--no-export-dynamic"],
                  .when(configuration: .release)),
 ]
 

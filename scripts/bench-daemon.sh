@@ -7,6 +7,9 @@
 #   BENCH_NO_BUILD=1 scripts/bench-daemon.sh                       (reuse .build/release)
 #   BENCH_OUTPUT=/dev/null scripts/bench-daemon.sh 5 1             (quick try, print only)
 #   BENCH_KEEP=1 scripts/bench-daemon.sh                           (keep the logs: bus, qiblad, monitors)
+#   BENCH_RATE=100 BENCH_OUTPUT=/dev/null scripts/bench-daemon.sh  (simulator and `sample-rate` at 100 Hz)
+#   BENCH_MODE=buffered ...                                        (`--sensor-mode buffered`: scans through
+#                                                                    qibla-sim's /dev/iio:deviceN FIFOs)
 #
 # Measured (all from /proc of the qiblad process; no instrumentation inside the daemon):
 #   - startup: launch → the bus name is owned (polling NameHasOwner on the bus), median of N runs;
@@ -27,7 +30,9 @@ startup_runs=${2:-5}
 output=${BENCH_OUTPUT:-BENCHMARKS.md}
 latitude=51.5074
 longitude=-0.1278
-rate=20
+rate=${BENCH_RATE:-20}
+mode=${BENCH_MODE:-polling}
+sim_buffered=; [[ $mode == buffered ]] && sim_buffered=1
 bus_name=io.github.qiblad.Qibla1
 
 work=$(mktemp -d /tmp/qiblad-bench.XXXXXX)
@@ -68,10 +73,13 @@ if [[ -z ${BENCH_NO_BUILD:-} ]]; then
 else
     build_note="prebuilt (BENCH_NO_BUILD)"
 fi
-bin="$(swift build -c release --show-bin-path)"
+bin="${BENCH_BIN:-$(swift build -c release --show-bin-path)}"   # BENCH_BIN: another build to compare
 for product in qiblad qiblactl qibla-sim; do
     [[ -x $bin/$product ]] || { echo "bench-daemon: $bin/$product missing (build it first)" >&2; exit 1; }
 done
+# A binary linked a moment ago is dirty in the page cache until written back, and smaps counts its
+# mapped text as Private_Dirty (8.7 MB instead of 1.2 MB idle): write it back before measuring.
+sync "$bin/qiblad"
 
 # --- private bus (same configuration as Tests/TestSupport PrivateBus) -------------------------
 cat >"$work/bus.conf" <<EOF
@@ -103,14 +111,17 @@ name_owned() {
 # --- simulator ------------------------------------------------------------------------------
 echo "== qibla-sim: pinephone at $latitude,$longitude turning, $rate Hz" >&2
 "$bin/qibla-sim" run --root "$work/sys" --dev-root "$work/dev" --phone pinephone \
-    --lat "$latitude" --lon="$longitude" --turning --rate "$rate" >"$work/sim.log" 2>&1 &
+    --lat "$latitude" --lon="$longitude" --turning --rate "$rate" ${sim_buffered:+--buffered} >"$work/sim.log" 2>&1 &
 sim_pid=$!
 pids+=("$sim_pid")
 for _ in $(seq 1 100); do [[ -d $work/sys/bus/iio/devices ]] && break; sleep 0.05; done
 [[ -d $work/sys/bus/iio/devices ]] || { echo "bench-daemon: qibla-sim made no devices: $(cat "$work/sim.log")" >&2; exit 1; }
 sleep 0.5
 
-qiblad_args=(--session --no-gpsd --sysfs-root "$work/sys" --state-dir "$work/state" --location="$latitude,$longitude")
+printf 'sample-rate = %s\n' "$rate" >"$work/qiblad.conf"
+qiblad_args=(--session --no-gpsd --sysfs-root "$work/sys" --state-dir "$work/state" --location="$latitude,$longitude"
+             --config "$work/qiblad.conf")
+[[ $mode == polling ]] || qiblad_args+=(--sensor-mode "$mode" --dev-root "$work/dev")
 
 # --- startup time ---------------------------------------------------------------------------
 # Launch → NameHasOwner true. Each poll is one busctl call (a few ms), which bounds the resolution.
@@ -247,10 +258,10 @@ section=$(cat <<EOF
 - Machine: $machine, $(uname -sr)
 - Swift: $swift_version
 - Command: \`$command\`
-- Setup: private dbus-daemon; \`qibla-sim run --phone pinephone --lat $latitude --lon=$longitude --turning --rate $rate\`;
-  \`qiblad ${qiblad_args[*]//$work/TMP}\`; claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling.
+- Setup: private dbus-daemon; \`qibla-sim run --phone pinephone --lat $latitude --lon=$longitude --turning --rate $rate${sim_buffered:+ --buffered}\`;
+  \`qiblad ${qiblad_args[*]//$work/TMP}\` (TMP/qiblad.conf: \`sample-rate = $rate\`); claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling.
 
-| Metric | idle | claimed (20 Hz) | released again |
+| Metric | idle | claimed ($rate Hz, $mode) | released again |
 |---|---:|---:|---:|
 | Resident memory VmRSS | $idle_rss kB | $claimed_rss kB | $released_rss kB |
 | Peak resident memory VmHWM | $idle_hwm kB | $claimed_hwm kB | $released_hwm kB |

@@ -22,9 +22,9 @@ public struct PropertyPublisher: Sendable {
     /// What to send now.
     public struct Emission: Sendable, Equatable {
         /// Changed properties to send at once (one signal), in XML order.
-        public var immediate: [QiblaProperty] = []
+        public var immediate = PropertySet()
         /// Heading-group properties to send now (a second signal), in XML order.
-        public var heading: [QiblaProperty] = []
+        public var heading = PropertySet()
         /// A heading-group change is held back by the rate limit: call again after this many seconds.
         public var retryAfterSeconds: Double?
 
@@ -33,7 +33,7 @@ public struct PropertyPublisher: Sendable {
 
     public var configuration: Configuration
     /// `allCases` once: the synthesized `allCases` builds a new array on every call.
-    private static let allProperties = QiblaProperty.allCases
+    private static let allProperties = PropertySet.allProperties
     /// What clients have been told (or, before ``goLive()``, what they will read).
     /// Indexed by ``QiblaProperty/allCases`` position (``index(_:)``): no hashing, no dictionary
     /// storage to reallocate on the sample path.
@@ -63,7 +63,7 @@ public struct PropertyPublisher: Sendable {
             if property.throttleGroup == .heading {
                 if isSignificant(property, value, told: told[index]) { headingPending = true }
             } else {
-                emission.immediate.append(property)
+                emission.immediate.insert(index: index)
                 told[index] = value
             }
         }
@@ -77,7 +77,7 @@ public struct PropertyPublisher: Sendable {
         for (index, property) in Self.allProperties.enumerated() where property.throttleGroup == .heading {
             let value = properties[property]
             if value != told[index], isSignificant(property, value, told: told[index]) {
-                emission.heading.append(property)
+                emission.heading.insert(index: index)
                 told[index] = value
             }
         }

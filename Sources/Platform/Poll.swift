@@ -60,10 +60,8 @@ public struct PollSet {
 extension FileDescriptor {
     /// Waits up to `timeout` for this descriptor to report one of `events` (`poll(2)` on one entry).
     public func poll(for events: PollEvents, timeout: Duration?) throws(Errno) -> PollEvents {
-        var set = PollSet()
-        set.append(self, events: events)
-        try set.poll(timeout: timeout)
-        return set.returnedEvents(at: 0)
+        PollEvents(rawValue: try Syscalls.pollOne(rawValue, events: events.rawValue,
+                                                  milliseconds: PollSet.milliseconds(timeout)))
     }
 
     /// Sets `O_NONBLOCK` on an already open descriptor (`fcntl(2)` `F_GETFL`/`F_SETFL`).

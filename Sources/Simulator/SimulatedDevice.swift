@@ -26,7 +26,9 @@ import SystemPackage
 /// simulator lives. A scan (≤ 4 KiB, so each `write` is atomic) is written only while
 /// `buffer/enable` reads `1`, and it contains exactly the channels whose `_en` reads `1`, packed as
 /// ``ScanLayout`` describes. When the pipe is full the scan is dropped (counted in ``droppedScans``),
-/// like a kernel buffer overrun.
+/// like a kernel buffer overrun. `buffer/watermark` is honoured as the kernel does for `poll`:
+/// scans are held back until that many are waiting, then written together (one wakeup of the
+/// reader per watermark's worth of scans).
 ///
 /// Not thread-safe: use from one thread at a time (``Simulator`` serialises access).
 public final class SimulatedDevice {
@@ -80,6 +82,9 @@ public final class SimulatedDevice {
 
     private let inverseMountMatrix: Matrix3
     private var fifo: FileDescriptor?
+    /// Scans held back until `buffer/watermark` of them are waiting.
+    private var pendingBytes: [UInt8] = []
+    private var pendingScans = 0
 
     /// Axis suffixes in index order.
     public static let axes = ["x", "y", "z"]
@@ -195,19 +200,41 @@ public final class SimulatedDevice {
             if layout.scanSizeBytes > 0 {
                 var values: [String: Int64] = ["in_timestamp": timestampNanoseconds]
                 for (axis, count) in zip(Self.axes, raw) { values["in_\(t)_\(axis)"] = Int64(count) }
-                let scan = layout.pack(values)
-                do {
-                    let n = try scan.withUnsafeBytes { try fifo.write($0) }
-                    guard n == scan.count else { throw Errno.ioError }
-                    writtenScans += 1
-                } catch let error as Errno where error == .resourceTemporarilyUnavailable {
-                    droppedScans += 1
-                } catch {
-                    throw .cannotWrite(path: characterDevicePath, errno: (error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
+                pendingBytes += layout.pack(values)
+                pendingScans += 1
+                if pendingScans >= watermark {
+                    // At most 4 KiB per write (atomic on a pipe): whole scans only.
+                    let scansPerWrite = max(1, 4096 / layout.scanSizeBytes)
+                    var start = 0
+                    while start < pendingBytes.count {
+                        let end = min(pendingBytes.count, start + scansPerWrite * layout.scanSizeBytes)
+                        let chunk = pendingBytes[start..<end]
+                        let scans = chunk.count / layout.scanSizeBytes
+                        do {
+                            let n = try chunk.withUnsafeBytes { try fifo.write($0) }
+                            guard n == chunk.count else { throw Errno.ioError }
+                            writtenScans += scans
+                        } catch let error as Errno where error == .resourceTemporarilyUnavailable {
+                            droppedScans += scans
+                        } catch {
+                            throw .cannotWrite(path: characterDevicePath, errno: (error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
+                        }
+                        start = end
+                    }
+                    pendingBytes.removeAll(keepingCapacity: true)
+                    pendingScans = 0
                 }
             }
+        } else if pendingScans > 0 {
+            pendingBytes.removeAll(keepingCapacity: true)  // disabling the buffer empties it
+            pendingScans = 0
         }
         return raw
+    }
+
+    /// `buffer/watermark` (at least 1): how many scans make the buffer readable.
+    var watermark: Int {
+        AttributeFiles.readSmallFile("\(directory)/buffer/watermark").map(Self.trimmed).flatMap { Int($0) }.map { max(1, $0) } ?? 1
     }
 
     /// True when `buffer/enable` currently reads `1`.

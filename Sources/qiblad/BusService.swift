@@ -211,18 +211,20 @@ final class BusService {
     // MARK: Signals
 
     /// Broadcasts org.freedesktop.DBus.Properties.PropertiesChanged for `changed`.
-    func emitPropertiesChanged(_ changed: [QiblaProperty]) throws(DBusError) {
+    func emitPropertiesChanged(_ changed: PropertySet) throws(DBusError) {
         guard !changed.isEmpty else { return }
         let signal = DBusMessage.signal(path: QiblaBus.objectPath, interface: "org.freedesktop.DBus.Properties",
                                         member: "PropertiesChanged")
-        try signal.append(.string(QiblaBus.interface), Self.dictionary(changed, properties),
-                          .array(elementSignature: "s", []))
+        // Typed appends straight into the message: no DBusValue tree (boxes, arrays) per signal.
+        try signal.appendPropertiesChanged(interface: QiblaBus.interface, changed: changed) { property in
+            (name: property.rawValue, value: DBusBasicValue(properties[property]))
+        }
         connection.send(signal)
     }
 
     // MARK: Helpers
 
-    private static func dictionary(_ names: [QiblaProperty], _ values: PublishedProperties) -> DBusValue {
+    private static func dictionary(_ names: some Sequence<QiblaProperty>, _ values: PublishedProperties) -> DBusValue {
         .dictionary(keySignature: "s", valueSignature: "v",
                     names.map { (DBusValue.string($0.rawValue), DBusValue.variant(DBusValue(values[$0]))) })
     }
@@ -276,7 +278,7 @@ final class BusService {
     }
 }
 
-extension DBusValue {
+extension DBusBasicValue {
     /// The bus form of a property value.
     init(_ value: PropertyValue) {
         switch value {
@@ -286,4 +288,9 @@ extension DBusValue {
         case .uint64(let v): self = .uint64(v)
         }
     }
+}
+
+extension DBusValue {
+    /// The bus form of a property value.
+    init(_ value: PropertyValue) { self = DBusBasicValue(value).value }
 }

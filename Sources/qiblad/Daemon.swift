@@ -61,6 +61,8 @@ final class Daemon: @unchecked Sendable {
     private var calibratedDevice: (name: String, path: String)?
     /// READY=1 and STATUS= lines for systemd (`$NOTIFY_SOCKET`).
     private lazy var notifier = ServiceNotifier(environment: Environment.current, logger: logger)
+    /// Gives back code pages that start-up, a claim or a release needed (issue 12, memory).
+    private lazy var codePages = CodePageTrimmer(loop: loop)
 
     /// Set when the loop should stop; the process exits with it.
     private(set) var exitStatus: Int32 = 0
@@ -120,6 +122,7 @@ final class Daemon: @unchecked Sendable {
             if model.liveSourcesRun { logger.info("always-on: starting sensors and position source without a claim") }
             reconcileLiveSources()
             notifier.ready(status: ServiceStatus.text(model.properties, claimed: liveSourcesRunning))
+            codePages.trimAfterPendingWork()
         case .exists, .inQueue:
             throw StartupError("the name \(QiblaBus.name) is already owned on the \(options.bus.displayName) bus: another qiblad is running")
         }
@@ -353,7 +356,13 @@ final class Daemon: @unchecked Sendable {
     private func reconcileLiveSources() {
         if model.liveSourcesRun != liveSourcesRunning {
             liveSourcesRunning = model.liveSourcesRun
-            if liveSourcesRunning { startLiveSources() } else { stopLiveSources() }
+            if liveSourcesRunning {
+                startLiveSources()
+                codePages.trimAfterClaimSettles()
+            } else {
+                stopLiveSources()
+                codePages.trimNow()
+            }
         }
         updateIdleExitTimer()
     }
@@ -579,7 +588,7 @@ final class Daemon: @unchecked Sendable {
         let properties = model.properties
         service?.properties = properties
         let emission = publisher.update(properties, nowSeconds: monotonicSeconds)
-        notifier.update(status: ServiceStatus.text(properties, claimed: liveSourcesRunning))
+        notifier.update(summary: ServiceStatus.Summary(properties, claimed: liveSourcesRunning))
         do {
             try service?.emitPropertiesChanged(emission.immediate)
             try service?.emitPropertiesChanged(emission.heading)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import Logging
+import QiblaDaemon
 import QiblaPlatform
 
 /// Tells systemd what qiblad is doing through `$NOTIFY_SOCKET` (sd_notify(3), no libsystemd):
@@ -9,6 +10,8 @@ final class ServiceNotifier {
     private let socket: String?
     private let logger: Logger
     private var lastStatus: String?
+    /// What ``lastStatus`` was built from, when it came from ``update(summary:)``.
+    private var lastSummary: ServiceStatus.Summary?
     private var failed = false
 
     init(environment: [String: String], logger: Logger) {
@@ -18,6 +21,7 @@ final class ServiceNotifier {
 
     /// `READY=1`, with the status when it differs from the last one sent.
     func ready(status: String) {
+        lastSummary = nil
         var assignments = ["READY=1"]
         if status != lastStatus { assignments.append("STATUS=\(status)") }
         lastStatus = status
@@ -26,9 +30,18 @@ final class ServiceNotifier {
 
     /// `STATUS=…`, only when it differs from the last one sent.
     func update(status: String) {
+        lastSummary = nil
         guard status != lastStatus else { return }
         lastStatus = status
         send(["STATUS=\(status)"])
+    }
+
+    /// `STATUS=…` from what it is made of: the text is built (allocating) only when `summary`
+    /// differs from the last one, not on every publish.
+    func update(summary: ServiceStatus.Summary) {
+        guard summary != lastSummary else { return }
+        update(status: summary.text)
+        lastSummary = summary
     }
 
     private func send(_ assignments: [String]) {

@@ -75,6 +75,32 @@ struct QiblaDBusTests {
                 != .dictionary(keySignature: "s", valueSignature: "i", [(.string("a"), .int32(2))]))
     }
 
+    @Test func propertiesChangedWrittenDirectlyEqualsTheValueTree() throws {
+        let changed: [(name: String, value: DBusBasicValue)] = [
+            (name: "Heading", value: .double(.nan)), (name: "HasCompass", value: .bool(true)),
+            (name: "LocationSource", value: .string("gpsd")), (name: "LocationTimestamp", value: .uint64(.max)),
+            (name: "A", value: .int32(-1)), (name: "B", value: .uint32(7)), (name: "C", value: .int64(.min)),
+        ]
+        let direct = DBusMessage.signal(path: "/org/qibla", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+        try direct.appendPropertiesChanged(interface: "org.qibla.Test", changed: changed)
+        let tree = DBusMessage.signal(path: "/org/qibla", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+        try tree.append(.string("org.qibla.Test"),
+                        .dictionary(keySignature: "s", valueSignature: "v", changed.map { (.string($0.name), .variant($0.value.value)) }),
+                        .array(elementSignature: "s", []))
+        #expect(direct.signature == "sa{sv}as")
+        #expect(try direct.arguments() == tree.arguments())
+        let empty = DBusMessage.signal(path: "/org/qibla", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+        try empty.appendPropertiesChanged(interface: "org.qibla.Test", changed: [(name: String, value: DBusBasicValue)]())
+        #expect(try empty.arguments() == [.string("org.qibla.Test"), .dictionary(keySignature: "s", valueSignature: "v", []),
+                                          .array(elementSignature: "s", [])])
+        // NUL in a name or a string value, or a bad interface name: thrown, nothing appended.
+        let rejected = DBusMessage.signal(path: "/org/qibla", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+        #expect(throws: DBusError.self) { try rejected.appendPropertiesChanged(interface: "org.qibla.Test", changed: [(name: "a\0b", value: .bool(true))]) }
+        #expect(throws: DBusError.self) { try rejected.appendPropertiesChanged(interface: "org.qibla.Test", changed: [(name: "a", value: .string("\0"))]) }
+        #expect(throws: DBusError.self) { try rejected.appendPropertiesChanged(interface: "not an interface", changed: changed) }
+        #expect(rejected.signature == "")
+    }
+
     @Test func invalidValuesAndNamesAreRejectedWithoutCrashing() throws {
         let message = DBusMessage.signal(path: "/org/qibla", interface: "org.qibla.Test", member: "Ping")
         let bad: [DBusValue] = [

@@ -288,6 +288,20 @@ func lis3mdlScan(_ x: Int16, _ y: Int16, _ z: Int16, timestamp: Int64) -> [UInt8
 }
 
 @Suite struct IIOSensorHubBufferedTests {
+    @Test func theWatermarkIsOneHandOffIntervalOfScans() {
+        var configuration = SensorConfiguration(sampleRateHertz: 20)
+        #expect(BufferedDriver.watermark(configuration) == 2, "20 Hz, 100 ms")
+        configuration.sampleRateHertz = 100
+        #expect(BufferedDriver.watermark(configuration) == 10)
+        configuration.handOffInterval = .milliseconds(10)
+        #expect(BufferedDriver.watermark(configuration) == 1)
+        configuration.sampleRateHertz = 1000
+        configuration.handOffInterval = .seconds(1)
+        #expect(BufferedDriver.watermark(configuration) == 64, "at most half the 128-scan buffer")
+        configuration.sampleRateHertz = 1
+        #expect(BufferedDriver.watermark(configuration) == 1)
+    }
+
     @Test func buffersScansSplitAcrossOddReads() throws {
         let fixture = try IIOSysfsFixture()
         try fixture.addLIS3MDL(0)

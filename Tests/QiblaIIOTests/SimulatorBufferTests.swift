@@ -100,6 +100,14 @@ struct SimulatorBufferTests {
         try "0\n".write(toFile: "\(device)/scan_elements/in_timestamp_en", atomically: false, encoding: .utf8)
         try simulator.step(to: 1.75)
         #expect(read(fd, &buffer, buffer.count) == 4)
+
+        // A watermark of 3: nothing is readable until three scans wait, then all three at once.
+        try "3\n".write(toFile: "\(device)/buffer/watermark", atomically: false, encoding: .utf8)
+        try simulator.step(to: 2.0)
+        try simulator.step(to: 2.25)
+        #expect(read(fd, &buffer, buffer.count) == -1 && errno == EAGAIN)
+        try simulator.step(to: 2.5)
+        #expect(read(fd, &buffer, buffer.count) == 12)
     }
 
     @Test("a full FIFO drops scans instead of blocking")

@@ -123,6 +123,33 @@ public final class DBusMessage {
 
     // MARK: Body
 
+    /// Appends the body of `org.freedesktop.DBus.Properties.PropertiesChanged` (`sa{sv}as`):
+    /// `interface`, the `changed` names with basic values, and an empty list of invalidated
+    /// properties. Written straight into the message, without a ``DBusValue`` tree: no boxes,
+    /// arrays or signature strings per signal (a `PropertiesChanged` per heading change is the
+    /// daemon's most frequent message). `entry` turns each element of `changed` into a name and a
+    /// value; it is not stored (so what it captures is not copied to the heap) and is called twice
+    /// per element: all strings are checked first, so on a throw nothing was appended.
+    public func appendPropertiesChanged<Changed: Sequence>(
+        interface: String, changed: Changed, entry: (Changed.Element) -> (name: String, value: DBusBasicValue)
+    ) throws(DBusError) {
+        guard !raw.isLocked else { throw .invalidArgs("the message was already sent or received") }
+        guard DBusNames.isValidInterfaceName(interface) else { throw .invalidArgs("invalid interface name \"\(interface)\"") }
+        for element in changed {
+            let (name, value) = entry(element)
+            guard !name.utf8.contains(0) else { throw .invalidArgs("D-Bus strings cannot contain NUL") }
+            if case .string(let text) = value, text.utf8.contains(0) {
+                throw .invalidArgs("D-Bus strings cannot contain NUL")
+            }
+        }
+        try raw.appendPropertiesChanged(interface: interface, changed: changed, entry: entry)
+    }
+
+    /// ``appendPropertiesChanged(interface:changed:entry:)`` for pairs already made.
+    public func appendPropertiesChanged(interface: String, changed: [(name: String, value: DBusBasicValue)]) throws(DBusError) {
+        try appendPropertiesChanged(interface: interface, changed: changed) { $0 }
+    }
+
     /// Appends `values` to the body. All values are checked first (see ``DBusValue``), so on a
     /// throw nothing was appended.
     public func append(_ values: DBusValue...) throws(DBusError) {

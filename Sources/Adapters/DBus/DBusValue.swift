@@ -195,6 +195,33 @@ extension DBusValue {
     }
 }
 
+/// A basic D-Bus value that a variant can carry, for bodies written without a ``DBusValue`` tree
+/// (``DBusMessage/appendPropertiesChanged(interface:changed:)``). Not `indirect`: building one
+/// allocates nothing.
+public enum DBusBasicValue: Sendable, Equatable {
+    case bool(Bool)
+    case int32(Int32)
+    case uint32(UInt32)
+    case int64(Int64)
+    case uint64(UInt64)
+    case double(Double)
+    /// `s`, UTF-8 without NUL characters.
+    case string(String)
+
+    /// The same value as a ``DBusValue``.
+    public var value: DBusValue {
+        switch self {
+        case .bool(let v): .bool(v)
+        case .int32(let v): .int32(v)
+        case .uint32(let v): .uint32(v)
+        case .int64(let v): .int64(v)
+        case .uint64(let v): .uint64(v)
+        case .double(let v): .double(v)
+        case .string(let v): .string(v)
+        }
+    }
+}
+
 // MARK: - Validation before marshalling
 
 extension DBusValue {

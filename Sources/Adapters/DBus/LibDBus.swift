@@ -104,7 +104,12 @@ enum LibDBus {
 
         convenience init(signalFrom path: String, interface: String, member: String) {
             LibDBus.initialize()
-            self.init(owning: LibDBus.unwrapAllocation(dbus_message_new_signal(path, interface, member)), locked: false)
+            // `withCString` lends the strings' own bytes (passing a String to a C parameter would
+            // copy each into a new heap array: three allocations per PropertiesChanged).
+            let created = path.withCString { p in
+                interface.withCString { i in member.withCString { m in dbus_message_new_signal(p, i, m) } }
+            }
+            self.init(owning: LibDBus.unwrapAllocation(created), locked: false)
         }
 
         /// A reply to `call`. A call that was never sent (serial 0) has nobody to reply to and
@@ -173,6 +178,54 @@ enum LibDBus {
             }
         }
 
+        /// `sa{sv}as` for PropertiesChanged, with pre-validated strings; signatures are literals,
+        /// so nothing is allocated on the Swift side.
+        func appendPropertiesChanged<Changed: Sequence>(
+            interface: String, changed: Changed, entry makeEntry: (Changed.Element) -> (name: String, value: DBusBasicValue)
+        ) throws(DBusError) {
+            var iter = DBusMessageIter()
+            dbus_message_iter_init_append(pointer, &iter)
+            var ok = LibDBus.appendText(TypeCode.string, interface, to: &iter)
+            var dictionary = DBusMessageIter()
+            ok = ok && dbus_message_iter_open_container(&iter, TypeCode.array, "{sv}", &dictionary) != 0
+            guard ok else { throw DBusError.noMemory }
+            for element in changed {
+                let (name, value) = makeEntry(element)
+                var entry = DBusMessageIter(), variant = DBusMessageIter()
+                guard dbus_message_iter_open_container(&dictionary, TypeCode.dictEntry, nil, &entry) != 0 else {
+                    dbus_message_iter_abandon_container(&iter, &dictionary)
+                    throw DBusError.noMemory
+                }
+                var done = LibDBus.appendText(TypeCode.string, name, to: &entry)
+                let signature: StaticString = switch value {
+                case .bool: "b"
+                case .int32: "i"
+                case .uint32: "u"
+                case .int64: "x"
+                case .uint64: "t"
+                case .double: "d"
+                case .string: "s"
+                }
+                done = done && signature.withUTF8Buffer { bytes in
+                    bytes.withMemoryRebound(to: CChar.self) { dbus_message_iter_open_container(&entry, TypeCode.variant, $0.baseAddress, &variant) != 0 }
+                }
+                if done {
+                    done = LibDBus.appendBasic(value, to: &variant)
+                    done = dbus_message_iter_close_container(&entry, &variant) != 0 && done
+                }
+                done = done && dbus_message_iter_close_container(&dictionary, &entry) != 0
+                guard done else {
+                    dbus_message_iter_abandon_container(&iter, &dictionary)
+                    throw DBusError.noMemory
+                }
+            }
+            var invalidated = DBusMessageIter()
+            ok = dbus_message_iter_close_container(&iter, &dictionary) != 0
+            ok = ok && dbus_message_iter_open_container(&iter, TypeCode.array, "s", &invalidated) != 0
+            ok = ok && dbus_message_iter_close_container(&iter, &invalidated) != 0
+            guard ok else { throw DBusError.noMemory }
+        }
+
         func arguments() throws(DBusError) -> [DBusValue] {
             var iter = DBusMessageIter()
             guard dbus_message_iter_init(pointer, &iter) != 0 else { return [] }
@@ -200,18 +253,38 @@ enum LibDBus {
 
     // MARK: Marshalling (dbus-message.h, DBusMessageIter)
 
+    /// Appends a string-like basic value (`s`, `o`, `g`); false when libdbus runs out of memory.
+    static func appendText(_ type: Int32, _ text: String, to iter: inout DBusMessageIter) -> Bool {
+        text.withCString { p in
+            var p: UnsafePointer<CChar>? = p
+            return dbus_message_iter_append_basic(&iter, type, &p) != 0
+        }
+    }
+
+    /// Appends one basic value; false when libdbus runs out of memory.
+    static func appendBasic(_ value: DBusBasicValue, to iter: inout DBusMessageIter) -> Bool {
+        func basic<T: BitwiseCopyable>(_ type: Int32, _ v: T) -> Bool {
+            var v = v
+            return dbus_message_iter_append_basic(&iter, type, &v) != 0
+        }
+        switch value {
+        case .bool(let v): return basic(TypeCode.bool, dbus_bool_t(v ? 1 : 0))
+        case .int32(let v): return basic(TypeCode.int32, v)
+        case .uint32(let v): return basic(TypeCode.uint32, v)
+        case .int64(let v): return basic(TypeCode.int64, v)
+        case .uint64(let v): return basic(TypeCode.uint64, v)
+        case .double(let v): return basic(TypeCode.double, v)
+        case .string(let s): return appendText(TypeCode.string, s, to: &iter)
+        }
+    }
+
     /// Appends one validated value; false when libdbus runs out of memory.
     private static func append(_ value: DBusValue, to iter: inout DBusMessageIter) -> Bool {
         func basic<T: BitwiseCopyable>(_ type: Int32, _ v: T) -> Bool {
             var v = v
             return dbus_message_iter_append_basic(&iter, type, &v) != 0
         }
-        func text(_ type: Int32, _ s: String) -> Bool {
-            s.withCString { p in
-                var p: UnsafePointer<CChar>? = p
-                return dbus_message_iter_append_basic(&iter, type, &p) != 0
-            }
-        }
+        func text(_ type: Int32, _ s: String) -> Bool { appendText(type, s, to: &iter) }
         func container(_ type: Int32, _ signature: String?, _ body: (inout DBusMessageIter) -> Bool) -> Bool {
             var sub = DBusMessageIter()
             let opened = withOptionalCString(signature) { dbus_message_iter_open_container(&iter, type, $0, &sub) }

@@ -39,11 +39,18 @@ public final class EventLoop: @unchecked Sendable {
     private var timers: [UInt64: Timer] = [:]
     /// Handlers run just before the loop goes to sleep in `poll` (libdbus dispatch, libgps buffered data).
     private var beforeSleep: [UInt64: () -> Void] = [:]
+    /// `beforeSleep`'s hooks in token order, rebuilt when a hook is added or cancelled: running
+    /// them iterates this array instead of copying the dictionary's values on every wakeup.
+    private var beforeSleepHooks: [Hook] = []
+    /// A closure stored at its own abstraction: putting a bare closure into an `Array` makes Swift
+    /// box a reabstraction thunk for it, one heap allocation per `post`.
+    private struct Hook { let run: () -> Void }
+    private struct PostedWork { let run: @Sendable () -> Void }
     private var nextToken: UInt64 = 1
     private let wakeup: EventFD
-    private let posted = Mutex<[@Sendable () -> Void]>([])
+    private let posted = Mutex<[PostedWork]>([])
     /// Posted work being run (loop thread); swapped with `posted`'s queue.
-    private var running: [@Sendable () -> Void] = []
+    private var running: [PostedWork] = []
     private let stopRequested = Atomic<Bool>(false)
     private let clock = ContinuousClock()
 
@@ -89,14 +96,19 @@ public final class EventLoop: @unchecked Sendable {
     public func beforeSleeping(_ handler: @escaping () -> Void) -> Token {
         let token = makeToken()
         beforeSleep[token.raw] = handler
+        rebuildBeforeSleepHooks()
         return token
+    }
+
+    private func rebuildBeforeSleepHooks() {
+        beforeSleepHooks = beforeSleep.sorted { $0.key < $1.key }.map { Hook(run: $0.value) }
     }
 
     /// Removes a watch, timer or before-sleep hook. Removing twice is harmless.
     public func cancel(_ token: Token) {
         if watches.removeValue(forKey: token.raw) != nil { pollSetIsStale = true }
         timers[token.raw] = nil
-        beforeSleep[token.raw] = nil
+        if beforeSleep.removeValue(forKey: token.raw) != nil { rebuildBeforeSleepHooks() }
     }
 
     /// Whether a timer is still armed.
@@ -106,7 +118,7 @@ public final class EventLoop: @unchecked Sendable {
 
     /// Queues `work` to run on the loop thread and wakes the loop. Safe from any thread.
     public func post(_ work: @escaping @Sendable () -> Void) {
-        posted.withLock { $0.append(work) }
+        posted.withLock { $0.append(PostedWork(run: work)) }
         wakeup.signal()
     }
 
@@ -129,7 +141,7 @@ public final class EventLoop: @unchecked Sendable {
     /// One iteration: before-sleep hooks, `poll` (bounded by the next timer and `maximumWait`),
     /// then ready handlers, due timers and posted work.
     public func runOnce(maximumWait: Duration?) throws(Errno) {
-        if !beforeSleep.isEmpty { for hook in Array(beforeSleep.values) { hook() } }
+        if !beforeSleepHooks.isEmpty { for hook in beforeSleepHooks { hook.run() } }
         if stopRequested.load(ordering: .acquiring) { return }
 
         var wait = maximumWait
@@ -159,7 +171,7 @@ public final class EventLoop: @unchecked Sendable {
         // Swap the queue with a spare of the same capacity: copying it out and clearing it in
         // place would allocate a new buffer on every wakeup (the copy shares the old one).
         posted.withLock { queue in swap(&queue, &running) }
-        for item in running { item() }
+        for item in running { item.run() }
         running.removeAll(keepingCapacity: true)
     }
 

@@ -94,6 +94,11 @@ final class BufferedDriver: SensorDriver {
             if Sysfs.exists(clockPath) { try restorer.set(clockPath, to: "monotonic") }
             if let trigger = chooseTrigger() { try restorer.set(device.sysfsPath + "/trigger/current_trigger", to: trigger) }
             try restorer.set(bufferDirectory + "/length", to: "128")
+            // Wake the loop once per hand-off interval (as polling does), not once per scan: the
+            // kernel makes the buffer readable when `watermark` scans are waiting.
+            if Sysfs.exists(bufferDirectory + "/watermark") {
+                try restorer.set(bufferDirectory + "/watermark", to: String(Self.watermark(configuration)))
+            }
         } catch {
             throw SensorSetupError("\(device): cannot configure the trigger/buffer: \(error)")
         }
@@ -124,6 +129,14 @@ final class BufferedDriver: SensorDriver {
             if self.bytesReceived == 0 { self.sink.stalled() }
         }
         logger.info("\(device) buffered: \(parser.scanSizeBytes)-byte scans \(channels.map { "\($0.name)=\($0.type)" }.joined(separator: " ")); \(rateNote)")
+    }
+
+    /// Scans per wakeup: the scans of one hand-off interval (1 / `max-signal-rate`), at least 1
+    /// and at most half the 128-scan buffer.
+    static func watermark(_ configuration: SensorConfiguration) -> Int {
+        let interval = configuration.handOffInterval.components
+        let seconds = Double(interval.seconds) + Double(interval.attoseconds) / 1e18
+        return min(64, max(1, Int((configuration.effectiveSampleRateHertz * seconds).rounded(.down))))
     }
 
     /// A trigger for this device: the one already set, else `<name>-dev<N>`, else one named after the device.

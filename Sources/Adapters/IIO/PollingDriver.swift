@@ -39,7 +39,8 @@ final class PollingDriver: SensorDriver {
                                                   restorer: &restorer)
         logger.info("\(device) polling: \(rateNote)")
         do {
-            try sampler.add(PolledChannel(kind: calibration.kind, axes: axes, calibration: calibration))
+            try sampler.add(PolledChannel(kind: calibration.kind, axes: axes, calibration: calibration,
+                                          presencePath: device.sysfsPath + "/name", deviceDescription: device.description))
         } catch {
             restorer.restoreAll(logger: logger)
             throw SensorSetupError("\(device): \(error)")

@@ -14,6 +14,12 @@ struct PolledChannel: Sendable {
     var kind: SensorKind
     var axes: [SysfsAttribute]
     var calibration: AxisCalibration
+    /// The device's sysfs `name` attribute, checked once a second: a kernel answers reads of an
+    /// unbound device's open attributes with ENODEV, but a tree of plain files (the simulator,
+    /// a test fixture) keeps answering, so the device directory's presence is checked as well.
+    var presencePath: String
+    /// For the message when the device has gone: `iio:deviceN (name)`.
+    var deviceDescription: String
 }
 
 /// What the sampling thread reports to the loop; always delivered on the loop's thread.
@@ -38,6 +44,9 @@ final class PollingSampler: @unchecked Sendable {
     private let period: Duration
     private let handOffInterval: Duration
     private let hook: (@Sendable (String) -> Void)?
+    /// How often the reading thread checks that its devices are still in sysfs: on a wakeup it has
+    /// anyway (the first read of a period), so the check costs a `stat`, not a wakeup of the loop.
+    static let presenceInterval: Duration = .seconds(1)
     private let mailbox = Mutex(Mailbox())
     /// Built once: posting an existing closure allocates nothing.
     private var drain: (@Sendable () -> Void)!
@@ -114,14 +123,20 @@ final class PollingSampler: @unchecked Sendable {
     private func readLoop(thread: PlatformThread, period: Duration, hook: (@Sendable (String) -> Void)?) {
         let clock = ContinuousClock()
         var next = clock.now
+        var nextPresenceCheck = next.advanced(by: Self.presenceInterval)
         var raw = (0.0, 0.0, 0.0)
         while !thread.isStopRequested {
             let (channels, generation) = mailbox.withLock { ($0.channels, $0.generation) }
+            let checkPresence = next >= nextPresenceCheck
+            if checkPresence { nextPresenceCheck = next.advanced(by: Self.presenceInterval) }
             for channel in channels {
                 var dropped = 0
                 var failure: String?
+                if checkPresence, !Sysfs.exists(channel.presencePath) {
+                    failure = "\(channel.deviceDescription) disappeared from sysfs"
+                }
                 let timestamp = MonotonicClock.nowNanoseconds()
-                for (index, axis) in channel.axes.enumerated() {
+                for (index, axis) in channel.axes.enumerated() where failure == nil {
                     hook?(axis.path)
                     let value: Double?
                     do { value = try axis.readNumber() } catch {

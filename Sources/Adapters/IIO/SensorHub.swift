@@ -106,7 +106,11 @@ public final class SensorHub: @unchecked Sendable {
         }
         retryDelay = configuration.initialRetryDelay
         announcedUnavailable = nil
-        presenceToken = loop.schedule(after: .seconds(1), repeating: .seconds(1)) { [weak self] in self?.checkPresence() }
+        // Polled devices are checked by the reading thread on its own wakeups; only a buffered
+        // driver (woken by its device node, which may stay silent) needs the loop's timer.
+        if drivers.contains(where: { $0 is BufferedDriver }) {
+            presenceToken = loop.schedule(after: .seconds(1), repeating: .seconds(1)) { [weak self] in self?.checkPresence() }
+        }
         magnetometerDevice = magnetometer
         onEvent(.available(magnetometer: magnetometer.name, accelerometer: accelerometerName))
     }
@@ -211,6 +215,7 @@ public final class SensorHub: @unchecked Sendable {
     }
 
     /// Sysfs device directories vanish on unbind/unplug; open files may keep working meanwhile.
+    /// (Polled devices: `PollingSampler` checks them on its thread, once a second.)
     private func checkPresence() {
         guard running else { return }
         for driver in drivers where !Sysfs.exists(driver.device.sysfsPath + "/name") {

@@ -104,6 +104,14 @@ enum Syscalls {
         for index in entries.indices { entries[index].revents = 0 }
     }
 
+    /// `poll(2)` on one descriptor, its `pollfd` on the stack (a thread's stop-aware sleep, once
+    /// per sampling period, allocates nothing); retries `EINTR`. Returns the returned events.
+    static func pollOne(_ fd: Int32, events: Int16, milliseconds: Int32) throws(Errno) -> Int16 {
+        var entry = pollfd(fd: fd, events: events, revents: 0)
+        _ = try retrying { poll(&entry, 1, milliseconds) }
+        return entry.revents
+    }
+
     /// `poll(2)`, retrying on `EINTR` with the same timeout; -1 milliseconds waits forever.
     static func pollRetrying(_ entries: inout [pollfd], milliseconds: Int32) throws(Errno) -> Int {
         let count = nfds_t(entries.count)
@@ -227,6 +235,15 @@ enum Syscalls {
         pthread_detach(handle)
     }
 
+    // MARK: Memory (madvise(2))
+
+    /// `madvise(MADV_DONTNEED)` on `[start, end)`: drops this process's page-table entries for the
+    /// range. For a read-only file mapping the next touch maps the page again from the page cache.
+    static func adviseNotNeeded(start: UInt, end: UInt) -> Bool {
+        guard end > start, let address = UnsafeMutableRawPointer(bitPattern: start) else { return false }
+        return madvise(address, Int(end - start), MADV_DONTNEED) == 0
+    }
+
     // MARK: Files (mkdir(2), rename(2), unlink(2), rmdir(2), fsync(2), access(2), lstat(2), opendir(3), mkdtemp(3), mkfifo(3), readlink(2))
 
     static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
@@ -250,7 +267,9 @@ enum Syscalls {
     }
 
     static func isAccessible(_ path: String, writable: Bool) -> Bool {
-        access(path, writable ? W_OK : F_OK) == 0
+        // `withCString` lends a native string's own bytes; passing the String straight to the C
+        // function would copy it into a new heap array on every call (presence checks, 1 /s).
+        path.withCString { access($0, writable ? W_OK : F_OK) == 0 }
     }
 
     /// Whether `path` is a directory itself (not a link to one).

@@ -1,0 +1,315 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# qiblad side by side with iio-sensor-proxy (issue 12) on one umockdev testbed, and the table into
+# BENCHMARKS.md between the vs-iio-sensor-proxy markers.
+#
+#   scripts/bench-vs-iio-sensor-proxy.sh [seconds-claimed [rounds]]     (defaults 30 3)
+#   BENCH_NO_BUILD=1 scripts/bench-vs-iio-sensor-proxy.sh              (reuse .build/release)
+#   BENCH_OUTPUT=/dev/null scripts/bench-vs-iio-sensor-proxy.sh 10 1   (quick try, print only)
+#   BENCH_KEEP=1 ...                                                   (keep the logs)
+#
+# The testbed (umockdev-run --device, LD_PRELOAD of libumockdev-preload): an accelerometer
+# `iio:device0` (mxc4005-like, in_accel_{x,y,z}_raw + in_accel_scale, with the udev property
+# IIO_SENSOR_PROXY_TYPE=iio-poll-accel that iio-sensor-proxy's udev rule would set) and a
+# magnetometer `iio:device1` (lis3mdl-like, in_magn_{x,y,z}_raw + in_magn_scale). Both daemons run
+# in it at the same time and see the same files under /sys:
+#   - iio-sensor-proxy on a private "system" dbus-daemon (DBUS_SYSTEM_BUS_ADDRESS), where it may own
+#     net.hadess.SensorProxy; it has no raw-magnetometer driver (its compass needs an
+#     in_rot_from_north_magnetic_tilt_comp buffer), so it drives the accelerometer only;
+#   - qiblad --session on a private session dbus-daemon, discovering /sys/bus/iio/devices through
+#     the preload (no --sysfs-root), reading both sensors.
+# A feeder turns the magnetometer (rewrites in_magn_{x,y}_raw in place, fixed width, at 20 Hz), so
+# qiblad's publisher has headings to signal; the accelerometer stays level (iio-sensor-proxy's
+# orientation does not change, as on a phone lying on a table).
+# Each round: both claimed at the same moment by the same client code (python3 Gio: one
+# ClaimAccelerometer on net.hadess.SensorProxy, one ClaimCompass on io.github.qiblad.Qibla1, each
+# holding its connection), 2 s of settling, then the window: on-CPU nanoseconds summed over
+# /proc/PID/task/*/schedstat (field 1), voluntary + involuntary context switches, VmRSS and
+# smaps_rollup (Pss, Private_Dirty) at the end. Processed samples: iio-sensor-proxy polls every
+# 700 ms (drv-iio-poll-accel.c; checked once with -v in the debug log: "Accel read from IIO"),
+# one accelerometer reading each; qiblad's sample = one magnetometer + one accelerometer reading at
+# its sample-rate, counted from its sampling thread's voluntary switches (one sleep per period).
+# Two qiblad settings: the default 20 Hz, and sample-rate = 1.4286 Hz (700 ms, equal to
+# iio-sensor-proxy's poll).
+#
+# Needs: iio-sensor-proxy, umockdev (umockdev-run), python3-gi with gir1.2-glib (Gio), dbus-daemon.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [[ ${1:-} == --inner ]]; then inner=1; shift; else inner=; fi
+seconds=${1:-30}
+rounds=${2:-3}
+output=${BENCH_OUTPUT:-BENCHMARKS.md}
+proxy=${IIO_SENSOR_PROXY:-/usr/sbin/iio-sensor-proxy}
+# The distribution's Python: python3-gi is installed for it, not for a pyenv or venv one on PATH.
+python=${BENCH_PYTHON:-/usr/bin/python3}
+
+if [[ -z $inner ]]; then
+    for tool in umockdev-run dbus-daemon "$python" "$proxy"; do
+        command -v "$tool" >/dev/null || { echo "bench-vs-iio-sensor-proxy: $tool missing (apt install iio-sensor-proxy umockdev python3-gi dbus-daemon)" >&2; exit 1; }
+    done
+    "$python" -c 'from gi.repository import Gio' 2>/dev/null || { echo "bench-vs-iio-sensor-proxy: $python cannot import gi (apt install python3-gi)" >&2; exit 1; }
+    if [[ -z ${BENCH_NO_BUILD:-} ]]; then
+        echo "== building qiblad (release)" >&2
+        swift build -c release --product qiblad >/tmp/bench-vs-isp-build.log 2>&1 || { cat /tmp/bench-vs-isp-build.log >&2; exit 1; }
+    fi
+    work=$(mktemp -d /tmp/qiblad-vs-isp.XXXXXX)
+    export BENCH_WORK=$work BENCH_BIN="$(swift build -c release --show-bin-path)"
+    [[ -x $BENCH_BIN/qiblad ]] || { echo "bench-vs-iio-sensor-proxy: $BENCH_BIN/qiblad missing" >&2; exit 1; }
+    cat >"$work/testbed.umockdev" <<'EOF'
+P: /devices/platform/accel/iio:device0
+N: iio:device0
+E: DEVNAME=/dev/iio:device0
+E: DEVTYPE=iio_device
+E: SUBSYSTEM=iio
+E: IIO_SENSOR_PROXY_TYPE=iio-poll-accel
+A: name=mxc4005
+A: in_accel_x_raw=        0
+A: in_accel_y_raw=        0
+A: in_accel_z_raw=     1024
+A: in_accel_scale=0.009580
+A: sampling_frequency=50
+
+P: /devices/platform/magn/iio:device1
+N: iio:device1
+E: DEVNAME=/dev/iio:device1
+E: DEVTYPE=iio_device
+E: SUBSYSTEM=iio
+A: name=lis3mdl
+A: in_magn_x_raw=     1343
+A: in_magn_y_raw=        0
+A: in_magn_z_raw=    -3082
+A: in_magn_scale=0.000146
+A: sampling_frequency=80
+EOF
+    status=0
+    umockdev-run --device "$work/testbed.umockdev" -- "$0" --inner "$seconds" "$rounds" || status=$?
+    if [[ -n ${BENCH_KEEP:-} ]]; then echo "bench-vs-iio-sensor-proxy: logs kept in $work" >&2; else rm -rf "$work"; fi
+    exit "$status"
+fi
+
+# ---- inside the testbed (LD_PRELOAD=libumockdev-preload.so, UMOCKDEV_DIR set) -----------------
+work=$BENCH_WORK
+bin=$BENCH_BIN
+pids=()
+stop_pid() {
+    local pid=$1 i
+    kill "$pid" 2>/dev/null || return 0
+    for i in $(seq 1 30); do
+        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+        sleep 0.1
+    done
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+cleanup() { local i; for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pid "${pids[i]}"; done; pids=(); }
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+forget_pid() { local keep=() p; for p in "${pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done; pids=("${keep[@]}"); }
+
+start_bus() {  # name type
+    cat >"$work/$1.conf" <<EOF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>$2</type>
+  <listen>unix:path=$work/$1</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+EOF
+    dbus-daemon --config-file="$work/$1.conf" --nofork --print-address=1 >"$work/$1.address" 2>"$work/$1.log" &
+    pids+=($!)
+    for _ in $(seq 1 100); do grep -q unix: "$work/$1.address" 2>/dev/null && break; sleep 0.05; done
+    grep -q unix: "$work/$1.address" || { echo "dbus-daemon ($1) did not start: $(cat "$work/$1.log")" >&2; exit 1; }
+}
+start_bus system-bus system
+start_bus session-bus session
+export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$work/system-bus" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/session-bus"
+
+# Python helpers: the feeder and the claim holder (same code for both daemons).
+cat >"$work/feeder.py" <<'EOF'
+import math, os, sys, time
+# Turns the magnetometer about z (one turn in 36 s) by rewriting in_magn_{x,y}_raw in place at a
+# fixed width (pwrite at offset 0, same length, no truncation): a reader keeping the file open
+# (qiblad) and one reopening it (iio-sensor-proxy) both always read a whole number.
+base = os.environ["UMOCKDEV_DIR"] + "/sys/devices/platform/magn/iio:device1/"
+fx = os.open(base + "in_magn_x_raw", os.O_WRONLY)
+fy = os.open(base + "in_magn_y_raw", os.O_WRONLY)
+t0 = time.monotonic()
+while True:
+    a = (time.monotonic() - t0) / 36 * 2 * math.pi
+    os.pwrite(fx, b"%9d\n" % round(1343 * math.cos(a)), 0)
+    os.pwrite(fy, b"%9d\n" % round(1343 * math.sin(a)), 0)
+    time.sleep(0.05)
+EOF
+cat >"$work/claim.py" <<'EOF'
+import sys, time
+from gi.repository import Gio
+# claim.py system|session DEST PATH INTERFACE METHOD: claims, prints "claimed", holds the
+# connection until stdin closes or SIGTERM (the daemon then sees the name vanish and releases).
+bus = Gio.bus_get_sync(Gio.BusType.SYSTEM if sys.argv[1] == "system" else Gio.BusType.SESSION, None)
+bus.call_sync(sys.argv[2], sys.argv[3], sys.argv[4], sys.argv[5], None, None, Gio.DBusCallFlags.NONE, 5000, None)
+print("claimed", flush=True)
+sys.stdin.read()
+EOF
+
+"$python" "$work/feeder.py" >"$work/feeder.log" 2>&1 &
+pids+=($!)
+
+# ---- /proc readers ----------------------------------------------------------------------------
+oncpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'; }
+switches() { cat /proc/"$1"/task/*/status 2>/dev/null | awk '/^(non)?voluntary_ctxt_switches:/ { s += $2 } END { print s + 0 }'; }
+status_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/status"; }
+smaps_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/smaps_rollup"; }
+threads() { ls /proc/"$1"/task | wc -l; }
+# Voluntary switches of the thread of $1 that is not the main thread and switches the most
+# (qiblad's sampling thread: one sleep per sampling period).
+sampler_voluntary() {
+    local t best=0 v
+    for t in /proc/"$1"/task/*; do
+        [[ ${t##*/} == "$1" ]] && continue
+        v=$(awk '/^voluntary_ctxt_switches:/ { print $2 }' "$t/status" 2>/dev/null || echo 0)
+        ((v > best)) && best=$v
+    done
+    echo "$best"
+}
+
+# ---- iio-sensor-proxy ------------------------------------------------------------------------
+"$proxy" >"$work/iio-sensor-proxy.log" 2>&1 &
+proxy_pid=$!
+pids+=("$proxy_pid")
+for _ in $(seq 1 100); do
+    gdbus introspect --system -d net.hadess.SensorProxy -o /net/hadess/SensorProxy >/dev/null 2>&1 && break
+    kill -0 "$proxy_pid" 2>/dev/null || { echo "iio-sensor-proxy exited: $(cat "$work/iio-sensor-proxy.log")" >&2; exit 1; }
+    sleep 0.1
+done
+has_accel=$(gdbus call --system -d net.hadess.SensorProxy -o /net/hadess/SensorProxy \
+    -m org.freedesktop.DBus.Properties.Get net.hadess.SensorProxy HasAccelerometer)
+[[ $has_accel == *true* ]] || { echo "iio-sensor-proxy sees no accelerometer ($has_accel): $(cat "$work/iio-sensor-proxy.log")" >&2; exit 1; }
+
+# ---- one qiblad setting ----------------------------------------------------------------------
+results=()   # one line per round: setting isp_ns isp_samples q_ns q_samples isp_sw q_sw isp_rss q_rss isp_pss q_pss isp_dirty q_dirty q_threads isp_threads seconds
+run_setting() {  # name sample-rate
+    local name=$1 rate=$2 round
+    printf 'sample-rate = %s\n' "$rate" >"$work/qiblad-$name.conf"
+    "$bin/qiblad" --session --no-gpsd --config "$work/qiblad-$name.conf" --state-dir "$work/state-$name" \
+        --location=51.5074,-0.1278 >"$work/qiblad-$name.log" 2>&1 &
+    qiblad_pid=$!
+    pids+=("$qiblad_pid")
+    for _ in $(seq 1 100); do
+        busctl --address="$DBUS_SESSION_BUS_ADDRESS" call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus \
+            NameHasOwner s io.github.qiblad.Qibla1 2>/dev/null | grep -q true && break
+        kill -0 "$qiblad_pid" 2>/dev/null || { echo "qiblad exited: $(cat "$work/qiblad-$name.log")" >&2; exit 1; }
+        sleep 0.1
+    done
+    sleep 2
+    for round in $(seq 1 "$rounds"); do
+        # Both claimed at once by the same client code.
+        exec {isp_in}> >(exec "$python" "$work/claim.py" system net.hadess.SensorProxy /net/hadess/SensorProxy \
+            net.hadess.SensorProxy ClaimAccelerometer >"$work/claim-isp.log" 2>&1)
+        exec {q_in}> >(exec "$python" "$work/claim.py" session io.github.qiblad.Qibla1 /io/github/qiblad/Qibla1 \
+            io.github.qiblad.Qibla1 ClaimCompass >"$work/claim-qiblad.log" 2>&1)
+        for _ in $(seq 1 50); do
+            grep -q claimed "$work/claim-isp.log" 2>/dev/null && grep -q claimed "$work/claim-qiblad.log" 2>/dev/null && break
+            sleep 0.1
+        done
+        grep -q claimed "$work/claim-isp.log" || { echo "ClaimAccelerometer failed: $(cat "$work/claim-isp.log")" >&2; exit 1; }
+        grep -q claimed "$work/claim-qiblad.log" || { echo "ClaimCompass failed: $(cat "$work/claim-qiblad.log")" >&2; exit 1; }
+        sleep 2
+        local pn0 qn0 pw0 qw0 qs0 t0 pn1 qn1 pw1 qw1 qs1 t1 s
+        pn0=$(oncpu_ns "$proxy_pid"); qn0=$(oncpu_ns "$qiblad_pid"); pw0=$(switches "$proxy_pid"); qw0=$(switches "$qiblad_pid")
+        qs0=$(sampler_voluntary "$qiblad_pid"); t0=$(date +%s%N)
+        sleep "$seconds"
+        pn1=$(oncpu_ns "$proxy_pid"); qn1=$(oncpu_ns "$qiblad_pid"); pw1=$(switches "$proxy_pid"); qw1=$(switches "$qiblad_pid")
+        qs1=$(sampler_voluntary "$qiblad_pid"); t1=$(date +%s%N)
+        s=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e9 }')
+        results+=("$name $((pn1 - pn0)) $(awk -v s="$s" 'BEGIN { printf "%.1f", s / 0.7 }') $((qn1 - qn0)) $((qs1 - qs0)) \
+$((pw1 - pw0)) $((qw1 - qw0)) $(status_kb "$proxy_pid" VmRSS) $(status_kb "$qiblad_pid" VmRSS) \
+$(smaps_kb "$proxy_pid" Pss) $(smaps_kb "$qiblad_pid" Pss) $(smaps_kb "$proxy_pid" Private_Dirty) $(smaps_kb "$qiblad_pid" Private_Dirty) \
+$(threads "$qiblad_pid") $(threads "$proxy_pid") $s")
+        echo "   $name round $round: ${results[-1]}" >&2
+        exec {isp_in}>&- {q_in}>&-
+        sleep 2
+    done
+    stop_pid "$qiblad_pid"; forget_pid "$qiblad_pid"
+}
+
+echo "== both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz" >&2
+run_setting 20hz 20
+echo "== both claimed ${seconds} s × $rounds rounds: qiblad at 1/0.7 s" >&2
+run_setting 700ms 1.4286
+
+# ---- report ----------------------------------------------------------------------------------
+# Medians over the rounds of each setting.
+summary() {  # setting → "isp_ns_per q_ns_per ratio isp_rss q_rss isp_pss q_pss isp_dirty q_dirty isp_sw/s q_sw/s q_samples/s isp_threads q_threads"
+    printf '%s\n' "${results[@]}" | awk -v want="$1" '
+        function median(a, n,   i, j, t) { for (i = 1; i <= n; i++) for (j = i + 1; j <= n; j++) if (a[j] < a[i]) { t = a[i]; a[i] = a[j]; a[j] = t }
+                                          return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
+        $1 == want { n++; p[n] = $2 / $3; q[n] = $4 / $5; r[n] = q[n] / p[n]; prss[n] = $8; qrss[n] = $9; ppss[n] = $10; qpss[n] = $11
+                     pd[n] = $12; qd[n] = $13; psw[n] = $6 / $16; qsw[n] = $7 / $16; qrate[n] = $5 / $16; qt = $14; pt = $15
+                     pcpu[n] = $2 / $16 / 1e7; qcpu[n] = $4 / $16 / 1e7 }
+        END { printf "%.0f %.0f %.2f %d %d %d %d %d %d %.1f %.1f %.2f %d %d %.3f %.3f %d\n", median(p, n), median(q, n), median(r, n),
+                     median(prss, n), median(qrss, n), median(ppss, n), median(qpss, n), median(pd, n), median(qd, n),
+                     median(psw, n), median(qsw, n), median(qrate, n), pt, qt, median(pcpu, n), median(qcpu, n), n }'
+}
+read -r a_p a_q a_r a_prss a_qrss a_ppss a_qpss a_pd a_qd a_psw a_qsw a_qrate a_pt a_qt a_pcpu a_qcpu a_n <<<"$(summary 20hz)"
+read -r b_p b_q b_r b_prss b_qrss b_ppss b_qpss b_pd b_qd b_psw b_qsw b_qrate b_pt b_qt b_pcpu b_qcpu b_n <<<"$(summary 700ms)"
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+us() { awk -v n="$1" 'BEGIN { printf "%.1f µs", n / 1000 }'; }
+
+machine="$(awk -F': ' '/^model name/ { m = $2; n++ } END { printf "%s (%d logical CPUs)", m, n }' /proc/cpuinfo)"
+proxy_version=$(dpkg-query -W -f '${Version}' iio-sensor-proxy 2>/dev/null || echo unknown)
+umockdev_version=$(dpkg-query -W -f '${Version}' umockdev 2>/dev/null || echo unknown)
+raw=$(printf '  - %s\n' "${results[@]}")
+section=$(cat <<EOF
+<!-- vs-iio-sensor-proxy:begin (generated by scripts/bench-vs-iio-sensor-proxy.sh; edit outside the markers) -->
+## Side by side with iio-sensor-proxy (one umockdev testbed)
+
+- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $machine, $(uname -sr); iio-sensor-proxy $proxy_version, umockdev $umockdev_version.
+- Command: \`scripts/bench-vs-iio-sensor-proxy.sh $seconds $rounds\` ($seconds s claimed per round, medians of $rounds rounds per setting;
+  both daemons on the machine at the same time, which is shared with other builds: noisy, repeat before quoting).
+- Testbed: \`umockdev-run\` with an accelerometer (\`iio:device0\`, udev \`IIO_SENSOR_PROXY_TYPE=iio-poll-accel\`) and a magnetometer
+  (\`iio:device1\`) that a feeder turns at 20 Hz. iio-sensor-proxy (private system bus, \`ClaimAccelerometer\`) drives the
+  accelerometer only: it has no raw-magnetometer driver. qiblad (\`--session\`, no \`--sysfs-root\`: discovery through the preload,
+  \`ClaimCompass\`) reads both and runs the whole compass pipeline.
+- A *sample* is one poll: iio-sensor-proxy reads one accelerometer vector every 700 ms (3 attributes, orientation); qiblad reads one
+  magnetometer and one accelerometer vector per period (6 attributes, calibration, tilt compensation, smoothing, accuracy,
+  \`PropertiesChanged\`), counted from its sampling thread's sleeps. On-CPU time from \`/proc/PID/task/*/schedstat\`, all threads.
+
+| measure | qiblad 20 Hz | qiblad 1/0.7 s (\`sample-rate = 1.4286\`) | iio-sensor-proxy (700 ms) |
+|---|---:|---:|---:|
+| on-CPU per processed sample | $(us "$a_q") | $(us "$b_q") | $(us "$a_p") (with the 20 Hz run), $(us "$b_p") (with the 1/0.7 s run) |
+| ratio qiblad / iio-sensor-proxy per sample (goal ≤ 0.5) | **$a_r** | **$b_r** | 1 |
+| CPU while claimed | $(awk -v c="$a_qcpu" 'BEGIN { printf "%.3f", c }') % of one core | $(awk -v c="$b_qcpu" 'BEGIN { printf "%.3f", c }') % | $(awk -v c="$a_pcpu" 'BEGIN { printf "%.3f", c }') % / $(awk -v c="$b_pcpu" 'BEGIN { printf "%.3f", c }') % |
+| samples per second (measured) | $a_qrate | $b_qrate | 1.43 |
+| context switches per second | $a_qsw | $b_qsw | $a_psw / $b_psw |
+| VmRSS | $a_qrss kB | $b_qrss kB | $a_prss kB |
+| ratio VmRSS qiblad / iio-sensor-proxy | $(ratio "$a_qrss" "$a_prss") | $(ratio "$b_qrss" "$b_prss") | 1 |
+| Pss / Private_Dirty (smaps_rollup) | $a_qpss / $a_qd kB | $b_qpss / $b_qd kB | $a_ppss / $a_pd kB |
+| threads while claimed | $a_qt | $b_qt | $a_pt |
+
+- Raw rounds (setting, iio-sensor-proxy on-CPU ns, its samples, qiblad on-CPU ns, its samples, switches isp / qiblad, VmRSS isp / qiblad,
+  Pss isp / qiblad, Private_Dirty isp / qiblad, threads qiblad / isp, seconds):
+$raw
+<!-- vs-iio-sensor-proxy:end -->
+EOF
+)
+printf '%s\n' "$section"
+if [[ $output != /dev/null ]]; then
+    if grep -q '<!-- vs-iio-sensor-proxy:begin' "$output" && grep -q '<!-- vs-iio-sensor-proxy:end -->' "$output"; then
+        printf '%s\n' "$section" >"$work/section.md"
+        awk -v file="$work/section.md" '
+            /<!-- vs-iio-sensor-proxy:begin/ { while ((getline line < file) > 0) print line; skip = 1; next }
+            /<!-- vs-iio-sensor-proxy:end -->/ { skip = 0; next }
+            !skip { print }' "$output" >"$work/out.md"
+        cat "$work/out.md" >"$output"
+    else
+        printf '\n%s\n' "$section" >>"$output"
+    fi
+    echo "updated $output" >&2
+fi
