@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
 // qiblad — a Qibla compass service for Linux devices.
 //
 // Shape (arrows point inwards only; ARCHITECTURE.md draws it):

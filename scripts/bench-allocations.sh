@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Heap allocations per sample on the daemon's model path (issue 12: goal 0), counted by valgrind:
 # memcheck's "total heap usage: N allocs" for qibla-bench's `sample-path` row at two sample
 # counts; (N(2·n) − N(n)) / n cancels everything done once (set-up, argument parsing, report).

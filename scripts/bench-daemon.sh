@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Measures the real qiblad (release build) on a private dbus-daemon, fed by qibla-sim, and writes
 # a markdown table into BENCHMARKS.md between the bench-daemon markers (the qibla-bench table has
 # its own markers, so the two update independently).

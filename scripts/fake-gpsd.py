@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """A hostile stand-in for gpsd, for qiblad's fault tests (Tests/IntegrationTests/FaultTests.swift).
 
 It speaks gpsd's JSON protocol (gpsd_json(5)) on 127.0.0.1:PORT well enough for libgps: a VERSION

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Generate solar-position test vectors for QiblaCore's `SolarPositionAlgorithm` (NREL SPA).
 
 Reference implementation: pvlib's `spa_python` (the NREL SPA of Reda & Andreas 2004/2008 in

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Fix-to-signal latency of qiblad through GeoClue2, and its recovery times.
 
 Everything runs on this machine, as root (GeoClue gets its own /etc/geoclue in a private mount

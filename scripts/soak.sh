@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The long soak of issue 13: the SoakTests scenario (a simulated phone at 100 Hz, clients claiming
 # and releasing, some killed) for SECONDS, once against a qiblad built with AddressSanitizer
 # (LeakSanitizer reports at exit; the test fails on any report) and once against the release

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 import QiblaCore
 
 /// The compass as clients see it: everything in the compass group but the values derived from

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The daemon's per-sample model work as qibla-bench rows (issue 12): one accelerometer and one
 // magnetometer sample through `DaemonModel.apply`, then `DaemonModel.properties` and
 // `PropertyPublisher.update`, exactly what `Daemon.handle(_: SensorEvent)` + `publish()` do on the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sun rows of qibla-bench (issue 15): one full SPA solar position (goal ≤ 5 µs) and one day's
 // Qibla-shadow search (goal ≤ 1 ms).
 import QiblaCore

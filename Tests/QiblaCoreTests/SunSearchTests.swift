@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Qibla-sun instants and the Kaaba's zenith and nadir passages.
 import Testing
 @testable import QiblaCore

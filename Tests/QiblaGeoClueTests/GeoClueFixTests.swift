@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // GeoClueFix.validated: what qiblad accepts from a GeoClue2 Location object's properties
 // (org.freedesktop.GeoClue2.Location.xml), without a bus.
 import QiblaCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QiblaGeoClue against the real GeoClue2 (/usr/libexec/geoclue 2.6 on a private system bus, fed
 // NMEA through its nmea-socket; see TestSupport/GeoClueHarness.swift). Nothing here imitates GeoClue.
 import Foundation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // An event loop on the test thread driving a GeoCluePositionSource against the real GeoClue2 of a
 // GeoClueEnvironment (TestSupport); events are recorded with their arrival time.
 import Foundation

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The real GeoClue2 for tests: /usr/libexec/geoclue (Debian package geoclue-2.0, 2.6) on a private
 // "system" bus, with its own /etc/geoclue bind-mounted in a private mount namespace (`unshare -m`,
 // root only), fed NMEA sentences through the Unix socket its `[network-nmea] nmea-socket` names

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The GeoClue2 D-Bus API as qiblad uses it: names, the accuracy levels and the few messages.
 // Reference: GeoClue 2.6 interface XML, /usr/share/dbus-1/interfaces/org.freedesktop.GeoClue2.
 // {Manager,Client,Location}.xml (Debian package geoclue-2.0), and its libgeoclue enum

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a distribution installs so GeoClue2 lets qiblad in without asking an agent, and the one log
 // line that says so when GeoClue2 refuses. Reference: geoclue.conf(5), "APPLICATION CONFIGURATION
 // OPTIONS"; GeoClue 2.6 reads only /etc/geoclue/geoclue.conf, 2.7 and later also

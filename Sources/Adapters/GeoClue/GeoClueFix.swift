@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One location read from a GeoClue2 `org.freedesktop.GeoClue2.Location` object and checked before
 // it goes any further. Properties (org.freedesktop.GeoClue2.Location.xml): Latitude (d, degrees),
 // Longitude (d, degrees), Accuracy (d, metres), Altitude (d, metres, -G_MAXDOUBLE = unknown),

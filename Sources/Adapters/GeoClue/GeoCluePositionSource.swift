@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QiblaGeoClue: the live position source over GeoClue2 on the system bus.
 //
 // Protocol (GeoClue 2.6 interface XML, /usr/share/dbus-1/interfaces/org.freedesktop.GeoClue2.*.xml):

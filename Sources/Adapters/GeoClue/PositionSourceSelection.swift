@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which live position source qiblad follows while a compass claim is held: the configuration key
 // `location-source = auto | gpsd | geoclue | none` and the order it implies. Pure: the wiring asks
 // it what to start and where to go when GeoClue2 cannot serve.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // IIO buffer driver: enables scan elements, a trigger and the buffer, then reads scans from
 // /dev/iio:deviceN on the event loop (cf. iio-sensor-proxy's drv-iio-buffer-accel.c and
 // iio-buffer-utils.c; kernel Documentation/iio/iio_devbuf.rst). Reads may end in the middle of a scan,

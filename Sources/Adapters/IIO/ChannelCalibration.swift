@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Converting raw IIO channel values to physical units: value = (raw + offset) × scale
 // (kernel ABI Documentation/ABI/testing/sysfs-bus-iio, `in_*_raw`, `in_*_offset`, `in_*_scale`).
 import QiblaCore

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Finding IIO magnetometers and accelerometers under <sysfsRoot>/bus/iio/devices
 // (kernel ABI Documentation/ABI/testing/sysfs-bus-iio).
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which mount matrix applies to a sensor: the configured override, else udev's ACCEL_MOUNT_MATRIX
 // (systemd hwdb), else the most specific sysfs attribute. The text format and its parser are
 // QiblaCore's `parseMountMatrixOrThrow` (one parser for sysfs, udev and the configuration).

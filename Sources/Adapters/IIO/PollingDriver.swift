@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // sysfs polling driver: re-reads in_<type>_{x,y,z}_raw (cf. iio-sensor-proxy's
 // drv-iio-poll-accel.c). The reading itself happens on the hub's one `PollingSampler` thread,
 // shared by the magnetometer and the accelerometer; this driver opens the attributes, sets the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One thread reads every polled sensor (cf. iio-sensor-proxy's drv-iio-poll-accel.c, one timer
 // per driver; here one thread for both): per period x, y, z of the magnetometer, then of the
 // accelerometer, `pread` into a fixed buffer, integers parsed without `String`. Samples collect in

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 extension SensorConfiguration: Equatable {
     /// Equal when every user-visible setting is (the test hooks are not compared); a reload
     /// restarts the sensors only when this is false.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one protocol every driver kind implements (cf. iio-sensor-proxy's drv-iio-poll-*.c and
 // drv-iio-buffer-*.c behind one driver struct), and what drivers share.
 import Logging

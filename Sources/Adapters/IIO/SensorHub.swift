@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Owns the drivers for the magnetometer and the (optional) accelerometer: discovery, start/stop,
 // fallback from buffered to polling, hot-unplug detection and rediscovery with backoff.
 import Logging

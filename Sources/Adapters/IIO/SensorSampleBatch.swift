@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A batch of samples with inline storage: handed from the sampling thread to the event loop and
 // on to the daemon without touching the heap (issue 12: no per-sample allocations).
 import QiblaCore

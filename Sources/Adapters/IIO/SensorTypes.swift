@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Public vocabulary of the IIO sensor layer: what the daemon configures and what it receives.
 import QiblaCore
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File access for sysfs attributes and device nodes: swift-system for open/pread/write/close,
 // QiblaPlatform for what swift-system lacks (directory listing, access(2)).
 import QiblaCore

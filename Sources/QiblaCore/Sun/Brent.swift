@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Brent.swift — one-dimensional root finding and minimisation without derivatives.
 //
 // R. P. Brent, "Algorithms for Minimization without Derivatives", Prentice-Hall (1973):

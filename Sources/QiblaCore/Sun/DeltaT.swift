@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // DeltaT.swift — ΔT = TT − UT, the difference between Terrestrial Time and Universal Time.
 //
 // Model: F. Espenak and J. Meeus, "Five Millennium Canon of Solar Eclipses: −1999 to +3000"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // KaabaSunPassages.swift — when the sun stands over the Kaaba, or under it.
 
 /// A passage of the sun closest to the Kaaba's zenith or nadir.

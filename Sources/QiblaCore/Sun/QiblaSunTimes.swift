@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // QiblaSunTimes.swift — the instants when the sun, or a vertical stick's shadow, shows the Qibla.
 
 /// Which way an instant shows the Qibla.

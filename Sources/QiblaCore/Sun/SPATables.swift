@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SPATables.swift — the periodic terms of the NREL Solar Position Algorithm.
 //
 // I. Reda and A. Andreas, "Solar Position Algorithm for Solar Radiation Applications",

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SolarDay.swift — the sun's geocentric place over an interval, interpolated.
 
 /// The sun's geocentric place (``SunGeocentric``) over an interval of time, computed with the full

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SolarPosition.swift — the apparent topocentric position of the sun.
 //
 // Written from I. Reda and A. Andreas, "Solar Position Algorithm for Solar Radiation
