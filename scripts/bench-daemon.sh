@@ -39,28 +39,14 @@ bus_name=io.github.qiblad.Qibla1
 work=$(mktemp -d /tmp/qiblad-bench.XXXXXX)
 pids=()
 
-# Stops the processes this script started: SIGTERM, a grace period, then SIGKILL.
-stop_pid() {
-    local pid=$1 i
-    kill "$pid" 2>/dev/null || return 0
-    for i in $(seq 1 30); do
-        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-        sleep 0.1
-    done
-    echo "bench-daemon: pid $pid ignored SIGTERM for 3 s, sending SIGKILL" >&2
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
+. scripts/lib/bench-common.sh  # the working directory is the repository (cd above)
 cleanup() {
-    local i
-    for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pid "${pids[i]}"; done
-    pids=()
+    stop_all_pids
     if [[ -n ${BENCH_KEEP:-} ]]; then echo "bench-daemon: logs kept in $work" >&2; else rm -rf "$work"; fi
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
 
-forget_pid() { local keep=() p; for p in "${pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done; pids=("${keep[@]}"); }
 
 now_ns() { date +%s%N; }
 
@@ -83,24 +69,7 @@ done
 sync "$bin/qiblad"
 
 # --- private bus (same configuration as Tests/TestSupport PrivateBus) -------------------------
-cat >"$work/bus.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>session</type>
-  <listen>unix:path=$work/bus</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-EOF
-dbus-daemon --config-file="$work/bus.conf" --nofork --print-address=1 >"$work/bus.address" 2>"$work/bus.log" &
-pids+=($!)
-for _ in $(seq 1 100); do grep -q unix: "$work/bus.address" 2>/dev/null && break; sleep 0.05; done
-grep -q unix: "$work/bus.address" || { echo "bench-daemon: dbus-daemon did not start: $(cat "$work/bus.log")" >&2; exit 1; }
+start_private_bus bus session
 address="unix:path=$work/bus"
 export DBUS_SESSION_BUS_ADDRESS=$address
 

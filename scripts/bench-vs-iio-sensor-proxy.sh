@@ -92,43 +92,13 @@ fi
 work=$BENCH_WORK
 bin=$BENCH_BIN
 pids=()
-stop_pid() {
-    local pid=$1 i
-    kill "$pid" 2>/dev/null || return 0
-    for i in $(seq 1 30); do
-        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
-        sleep 0.1
-    done
-    kill -9 "$pid" 2>/dev/null || true
-    wait "$pid" 2>/dev/null || true
-}
-cleanup() { local i; for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pid "${pids[i]}"; done; pids=(); }
+. scripts/lib/bench-common.sh  # the working directory is the repository (cd above)
+cleanup() { stop_all_pids; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
-forget_pid() { local keep=() p; for p in "${pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done; pids=("${keep[@]}"); }
 
-start_bus() {  # name type
-    cat >"$work/$1.conf" <<EOF
-<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
- "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
-<busconfig>
-  <type>$2</type>
-  <listen>unix:path=$work/$1</listen>
-  <auth>EXTERNAL</auth>
-  <policy context="default">
-    <allow send_destination="*" eavesdrop="true"/>
-    <allow eavesdrop="true"/>
-    <allow own="*"/>
-  </policy>
-</busconfig>
-EOF
-    dbus-daemon --config-file="$work/$1.conf" --nofork --print-address=1 >"$work/$1.address" 2>"$work/$1.log" &
-    pids+=($!)
-    for _ in $(seq 1 100); do grep -q unix: "$work/$1.address" 2>/dev/null && break; sleep 0.05; done
-    grep -q unix: "$work/$1.address" || { echo "dbus-daemon ($1) did not start: $(cat "$work/$1.log")" >&2; exit 1; }
-}
-start_bus system-bus system
-start_bus session-bus session
+start_private_bus system-bus system
+start_private_bus session-bus session
 export DBUS_SYSTEM_BUS_ADDRESS="unix:path=$work/system-bus" DBUS_SESSION_BUS_ADDRESS="unix:path=$work/session-bus"
 
 # Python helpers: the feeder and the claim holder (same code for both daemons).

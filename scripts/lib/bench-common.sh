@@ -1,0 +1,46 @@
+# SPDX-License-Identifier: Apache-2.0
+# Shared by the benchmark scripts (sourced, not run): the processes they start, and private
+# dbus-daemons with the same open policy as Tests/TestSupport's PrivateBus.
+# Expects: $work (a scratch folder) and the array pids=() in the sourcing script.
+
+# Stops one process this script started: SIGTERM, up to 3 s of grace, then SIGKILL.
+stop_pid() {
+    local pid=$1 i
+    kill "$pid" 2>/dev/null || return 0
+    for i in $(seq 1 30); do
+        kill -0 "$pid" 2>/dev/null || { wait "$pid" 2>/dev/null || true; return 0; }
+        sleep 0.1
+    done
+    echo "$(basename "$0"): pid $pid ignored SIGTERM for 3 s, sending SIGKILL" >&2
+    kill -9 "$pid" 2>/dev/null || true
+    wait "$pid" 2>/dev/null || true
+}
+
+# Stops every process in pids, newest first.
+stop_all_pids() { local i; for ((i = ${#pids[@]} - 1; i >= 0; i--)); do stop_pid "${pids[i]}"; done; pids=(); }
+
+# Removes one pid from pids (after stopping it by hand).
+forget_pid() { local keep=() p; for p in "${pids[@]}"; do [[ $p == "$1" ]] || keep+=("$p"); done; pids=("${keep[@]}"); }
+
+# start_private_bus NAME TYPE: a dbus-daemon listening on $work/NAME (TYPE session or system),
+# its configuration, address and log beside it; returns once it accepts connections.
+start_private_bus() {
+    cat >"$work/$1.conf" <<CONF
+<!DOCTYPE busconfig PUBLIC "-//freedesktop//DTD D-Bus Bus Configuration 1.0//EN"
+ "http://www.freedesktop.org/standards/dbus/1.0/busconfig.dtd">
+<busconfig>
+  <type>$2</type>
+  <listen>unix:path=$work/$1</listen>
+  <auth>EXTERNAL</auth>
+  <policy context="default">
+    <allow send_destination="*" eavesdrop="true"/>
+    <allow eavesdrop="true"/>
+    <allow own="*"/>
+  </policy>
+</busconfig>
+CONF
+    dbus-daemon --config-file="$work/$1.conf" --nofork --print-address=1 >"$work/$1.address" 2>"$work/$1.log" &
+    pids+=($!)
+    for _ in $(seq 1 100); do grep -q unix: "$work/$1.address" 2>/dev/null && break; sleep 0.05; done
+    grep -q unix: "$work/$1.address" || { echo "$(basename "$0"): dbus-daemon ($1) did not start: $(cat "$work/$1.log")" >&2; exit 1; }
+}
