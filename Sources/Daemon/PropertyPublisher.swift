@@ -70,7 +70,8 @@ public struct PropertyPublisher: Sendable {
         guard headingPending else { return emission }
 
         let minimumInterval = 1 / max(configuration.maxSignalRateHertz, 1e-3)
-        if let last = lastHeadingEmissionSeconds, nowSeconds - last < minimumInterval, nowSeconds >= last {
+        if let last = lastHeadingEmissionSeconds, nowSeconds - last < minimumInterval - Self.slack(minimumInterval),
+           nowSeconds >= last {
             emission.retryAfterSeconds = minimumInterval - (nowSeconds - last)
             return emission
         }
@@ -83,6 +84,16 @@ public struct PropertyPublisher: Sendable {
         }
         lastHeadingEmissionSeconds = nowSeconds
         return emission
+    }
+
+    /// How early a held heading change may go out, seconds: a tenth of the interval, at most 5 ms.
+    /// Samples reach the publisher once per hand-off interval, which is the signal interval, give
+    /// or take the time the reads took; without a slack half of them would be held back for a few
+    /// microseconds and cost a timer, that is a wakeup, each. So the rate is at most
+    /// `maxSignalRateHertz / 0.9` over one interval, and `maxSignalRateHertz` at the hand-off pace
+    /// (like the kernel's timer slack, `prctl(PR_SET_TIMERSLACK)`, in the other direction).
+    static func slack(_ minimumIntervalSeconds: Double) -> Double {
+        min(0.1 * minimumIntervalSeconds, 0.005)
     }
 
     /// A heading-group change worth a signal: at least the resolution (circular for angles;

@@ -298,6 +298,27 @@ let newYear2026 = 1_767_225_600.0
         let sent = publisher.update(properties(heading: 31, latitude: 5), nowSeconds: 1.1)
         #expect(sent.heading == [.heading, .magneticHeading] && sent.retryAfterSeconds == nil)
     }
+
+    @Test func aHeadingChangeDueWithinTheSlackGoesOutNowInsteadOfArmingATimer() {
+        var publisher = PropertyPublisher()
+        publisher.configuration.maxSignalRateHertz = 10
+        publisher.goLive()
+        _ = publisher.update(properties(heading: 10), nowSeconds: 0)
+        // 0.1 s interval: 5 ms of slack (the hand-off came 0.2 ms early, as a sampling thread's does).
+        let early = publisher.update(properties(heading: 20), nowSeconds: 0.0998)
+        #expect(early.heading == [.heading, .magneticHeading] && early.retryAfterSeconds == nil)
+        // Beyond the slack the change is held, and the timer is for the rest of the interval.
+        let held = publisher.update(properties(heading: 30), nowSeconds: 0.0998 + 0.094)
+        #expect(held.heading.isEmpty)
+        #expect(abs((held.retryAfterSeconds ?? 0) - 0.006) < 1e-9)
+        // At 1 Hz the slack is still 5 ms, not a tenth of a second.
+        var slow = PropertyPublisher()
+        slow.configuration.maxSignalRateHertz = 1
+        slow.goLive()
+        _ = slow.update(properties(heading: 10), nowSeconds: 0)
+        #expect(slow.update(properties(heading: 20), nowSeconds: 0.99).heading.isEmpty)
+        #expect(!slow.update(properties(heading: 20), nowSeconds: 0.996).heading.isEmpty)
+    }
 }
 
 @Suite struct DaemonModelTests {

@@ -11,6 +11,11 @@ import SystemPackage
 /// - Other threads (the sysfs polling thread, signal handling) hand work over with ``post(_:)``,
 ///   which writes to an `eventfd` so the loop wakes at once.
 /// - With no timers armed the loop sleeps in `poll(…, -1)`: zero wakeups when idle.
+/// - While the loop sleeps in `poll`, another thread may **borrow** it with
+///   ``runWhileAsleep(_:)``: the work runs on that thread, as if on the loop's (the loop's thread
+///   waits for it if it wakes meanwhile), so a thread that is awake anyway (the sampling thread)
+///   does not have to wake the loop's as well. Loop-confined state is therefore confined to
+///   *whoever holds the loop*: the loop's thread while it is awake, a borrower while it sleeps.
 public final class EventLoop: @unchecked Sendable {
     /// Identifies a registered watch or timer, for removal.
     public struct Token: Hashable, Sendable {
@@ -54,14 +59,31 @@ public final class EventLoop: @unchecked Sendable {
     private let stopRequested = Atomic<Bool>(false)
     private let clock = ContinuousClock()
 
+    /// Who holds the loop (``runWhileAsleep(_:)``): its own thread (awake), nobody (asleep in
+    /// `poll`), a borrower, or a borrower while the loop's thread has woken and waits for it.
+    private enum Holder: Int { case loopThread = 0, nobody = 1, borrower = 2, borrowerAwaited = 3 }
+    private let holder = Atomic<Int>(Holder.loopThread.rawValue)
+    /// Signalled by a borrower that gives the loop back while the loop's thread waits for it.
+    private let loopReturned: EventFD
+    /// When the loop's thread will wake by itself (its next timer), nil for never: a borrower that
+    /// arms an earlier timer or changes the watches wakes it so it sleeps on the new set.
+    private var sleepingUntil: ContinuousClock.Instant?
+    /// Loops borrowed (``runWhileAsleep(_:)`` that ran), for tests and benchmarks.
+    public var borrowCount: UInt64 { borrows.load(ordering: .relaxed) }
+    private let borrows = Atomic<UInt64>(0)
+
     /// Counts loop iterations that returned from `poll` (for the idle-wakeup tests and benchmarks).
     public private(set) var wakeupCount: UInt64 = 0
 
     public init() throws(Errno) {
         wakeup = try EventFD()
+        do { loopReturned = try EventFD() } catch { wakeup.close(); throw error }
     }
 
-    deinit { wakeup.close() }
+    deinit {
+        wakeup.close()
+        loopReturned.close()
+    }
 
     // MARK: Registration (loop thread only)
 
@@ -122,6 +144,48 @@ public final class EventLoop: @unchecked Sendable {
         wakeup.signal()
     }
 
+    /// Runs `work` on the calling thread if the loop's thread is asleep in `poll`, holding the loop
+    /// meanwhile (if the loop's thread wakes, it waits until `work` returns), and returns true.
+    /// Returns false without running `work` when the loop's thread is awake or the loop is
+    /// borrowed already: then ``post(_:)`` it. Safe from any thread but the loop's own.
+    ///
+    /// `work` may use everything a handler may (watch, schedule, cancel, post); if it arms a timer
+    /// earlier than the loop's thread planned to wake, or changes the watches, the loop's thread
+    /// is woken once afterwards to sleep on the new set. Leader/follower hand-off: a thread that is
+    /// awake anyway does the loop's work instead of waking a second thread for it.
+    public func runWhileAsleep(_ work: () -> Void) -> Bool {
+        guard holder.compareExchange(expected: Holder.nobody.rawValue, desired: Holder.borrower.rawValue,
+                                     ordering: .acquiring).exchanged else { return false }
+        borrows.add(1, ordering: .relaxed)
+        work()
+        var mustWake = pollSetIsStale
+        if !mustWake, let next = nextTimerDeadline() {
+            if let sleepingUntil { mustWake = next < sleepingUntil } else { mustWake = true }
+        }
+        let previous = holder.exchange(Holder.nobody.rawValue, ordering: .releasing)
+        if previous == Holder.borrowerAwaited.rawValue {
+            loopReturned.signal()  // awake already: it recomputes its sleep on its next iteration
+        } else if mustWake {
+            wakeup.signal()
+        }
+        return true
+    }
+
+    /// The loop's thread takes the loop back after `poll` returns, waiting for a borrower to finish.
+    private func reclaimFromBorrower() {
+        while !holder.compareExchange(expected: Holder.nobody.rawValue, desired: Holder.loopThread.rawValue,
+                                      ordering: .acquiring).exchanged {
+            guard holder.compareExchange(expected: Holder.borrower.rawValue, desired: Holder.borrowerAwaited.rawValue,
+                                         ordering: .relaxed).exchanged else { continue }
+            _ = try? loopReturned.fileDescriptor.poll(for: .readable, timeout: nil)
+            loopReturned.drain()
+        }
+    }
+
+    private func nextTimerDeadline() -> ContinuousClock.Instant? {
+        timers.values.lazy.map(\.deadline).min()
+    }
+
     /// Asks ``run()`` to return after the current iteration. Safe from any thread.
     public func stop() {
         stopRequested.store(true, ordering: .releasing)
@@ -145,14 +209,24 @@ public final class EventLoop: @unchecked Sendable {
         if stopRequested.load(ordering: .acquiring) { return }
 
         var wait = maximumWait
-        if let next = timers.values.lazy.map(\.deadline).min() {
-            let untilNext = max(.zero, clock.now.duration(to: next))
+        let now = clock.now
+        sleepingUntil = maximumWait.map { now.advanced(by: $0) }
+        if let next = nextTimerDeadline() {
+            let untilNext = max(.zero, now.duration(to: next))
             wait = min(wait ?? untilNext, untilNext)
+            sleepingUntil = min(sleepingUntil ?? next, next)
         }
         if !posted.withLock({ $0.isEmpty }) { wait = .zero }
 
         if pollSetIsStale { rebuildPollSet() }
-        let ready = try pollSet.poll(timeout: wait)
+        // Asleep: a borrower may hold the loop until poll returns (runWhileAsleep).
+        holder.store(Holder.nobody.rawValue, ordering: .releasing)
+        let ready: Int
+        do { ready = try pollSet.poll(timeout: wait) } catch {
+            reclaimFromBorrower()
+            throw error
+        }
+        reclaimFromBorrower()
         wakeupCount &+= 1
 
         if ready > 0 {

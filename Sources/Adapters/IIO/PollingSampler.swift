@@ -3,7 +3,9 @@
 // per driver; here one thread for both): per period x, y, z of the magnetometer, then of the
 // accelerometer, `pread` into a fixed buffer, integers parsed without `String`. Samples collect in
 // an inline mailbox that is handed to the event loop once per hand-off interval (or when full, or
-// on a failure): the loop wakes at the rate something may be published, not once per reading.
+// on a failure). The hand-off runs on this thread, borrowing the loop while it sleeps in `poll`
+// (`EventLoop.runWhileAsleep`): a sample costs one wakeup, this thread's. Only when the loop is
+// awake (a bus call, a timer) is the batch posted to it instead.
 // A slow sysfs read blocks only this thread, never the bus (Tests/IntegrationTests/SlowDeviceTests).
 import QiblaCore
 import QiblaEventLoop
@@ -44,6 +46,9 @@ final class PollingSampler: @unchecked Sendable {
     private let loop: EventLoop
     private let period: Duration
     private let handOffInterval: Duration
+    /// A hand-off is due this long after the last: half a period early, so that a hand-off every
+    /// `handOffInterval` does not slip to the following sample by the time the reads take.
+    private let handOffDue: Duration
     private let hook: (@Sendable (String) -> Void)?
     /// How often the reading thread checks that its devices are still in sysfs: on a wakeup it has
     /// anyway (the first read of a period), so the check costs a `stat`, not a wakeup of the loop.
@@ -59,6 +64,7 @@ final class PollingSampler: @unchecked Sendable {
         self.loop = loop
         period = .nanoseconds(Int64(1e9 / sampleRateHertz))
         self.handOffInterval = handOffInterval
+        handOffDue = max(.zero, handOffInterval - period / 2)
         self.hook = hook
         drain = { [weak self] in self?.handOver() }
     }
@@ -174,14 +180,14 @@ final class PollingSampler: @unchecked Sendable {
                         box.samples.append(sample)
                     }
                     let due = failure != nil || box.samples.count + channels.count > SensorSampleBatch.capacity
-                        || box.lastHandOff.duration(to: clock.now) >= handOffInterval
+                        || box.lastHandOff.duration(to: clock.now) >= handOffDue
                     guard due, !box.postPending, !box.samples.isEmpty || !box.dropped.isEmpty || !box.failures.isEmpty else {
                         return false
                     }
                     box.postPending = true
                     return true
                 }
-                if post { loop.post(drain) }
+                if post, !loop.runWhileAsleep({ handOver() }) { loop.post(drain) }
             }
             next = next.advanced(by: period)
             let now = clock.now
