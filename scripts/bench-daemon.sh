@@ -36,10 +36,9 @@ mode=${BENCH_MODE:-polling}
 sim_buffered=; [[ $mode == buffered ]] && sim_buffered=1
 bus_name=io.github.qiblad.Qibla1
 
-work=$(mktemp -d /tmp/qiblad-bench.XXXXXX)
 pids=()
-
 . scripts/lib/bench-common.sh  # the working directory is the repository (cd above)
+work=$(mktemp -d "$(bench_scratch_root)/qiblad-bench.XXXXXX")
 cleanup() {
     stop_all_pids
     if [[ -n ${BENCH_KEEP:-} ]]; then echo "bench-daemon: logs kept in $work" >&2; else rm -rf "$work"; fi
@@ -229,7 +228,7 @@ section=$(cat <<EOF
 - Swift: $swift_version
 - Command: \`$command\`
 - Setup: private dbus-daemon; \`qibla-sim run --phone pinephone --lat $latitude --lon=$longitude --turning --rate $rate${sim_buffered:+ --buffered}\`;
-  \`qiblad ${qiblad_args[*]//$work/TMP}\` (TMP/qiblad.conf: \`sample-rate = $rate\`); claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling.
+  \`qiblad ${qiblad_args[*]//$work/TMP}\` (TMP/qiblad.conf: \`sample-rate = $rate\`); claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling; TMP is under \`${work%/*}\` (a tmpfs when there is one: sysfs is in memory).
 
 | Metric | idle | claimed ($rate Hz, $mode) | released again |
 |---|---:|---:|---:|
@@ -254,17 +253,4 @@ EOF
 )
 printf '%s\n' "$section"
 
-if [[ $output != /dev/null ]]; then
-    [[ -f $output ]] || printf '# Benchmarks\n' >"$output"
-    if grep -q '<!-- bench-daemon:begin' "$output" && grep -q '<!-- bench-daemon:end -->' "$output"; then
-        printf '%s\n' "$section" >"$work/section.md"
-        awk -v file="$work/section.md" '
-            /<!-- bench-daemon:begin/ { while ((getline line < file) > 0) print line; skip = 1; next }
-            /<!-- bench-daemon:end -->/ { skip = 0; next }
-            !skip { print }' "$output" >"$work/out.md"
-        cat "$work/out.md" >"$output"
-    else
-        printf '\n%s\n' "$section" >>"$output"
-    fi
-    echo "updated $output" >&2
-fi
+write_marked_section "$output" bench-daemon "$section"

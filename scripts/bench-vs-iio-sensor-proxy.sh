@@ -53,7 +53,10 @@ if [[ -z $inner ]]; then
         echo "== building qiblad (release)" >&2
         swift build -c release --product qiblad >/tmp/bench-vs-isp-build.log 2>&1 || { cat /tmp/bench-vs-isp-build.log >&2; exit 1; }
     fi
-    work=$(mktemp -d /tmp/qiblad-vs-isp.XXXXXX)
+    . scripts/lib/bench-common.sh
+    # umockdev-run makes its testbed (the sysfs tree both daemons read) under $TMPDIR.
+    export TMPDIR=$(bench_scratch_root)
+    work=$(mktemp -d "$TMPDIR/qiblad-vs-isp.XXXXXX")
     export BENCH_WORK=$work BENCH_BIN="$(swift build -c release --show-bin-path)"
     [[ -x $BENCH_BIN/qiblad ]] || { echo "bench-vs-iio-sensor-proxy: $BENCH_BIN/qiblad missing" >&2; exit 1; }
     cat >"$work/testbed.umockdev" <<'EOF'
@@ -246,7 +249,8 @@ section=$(cat <<EOF
 - Testbed: \`umockdev-run\` with an accelerometer (\`iio:device0\`, udev \`IIO_SENSOR_PROXY_TYPE=iio-poll-accel\`) and a magnetometer
   (\`iio:device1\`) that a feeder turns at 20 Hz. iio-sensor-proxy (private system bus, \`ClaimAccelerometer\`) drives the
   accelerometer only: it has no raw-magnetometer driver. qiblad (\`--session\`, no \`--sysfs-root\`: discovery through the preload,
-  \`ClaimCompass\`) reads both and runs the whole compass pipeline.
+  \`ClaimCompass\`) reads both and runs the whole compass pipeline. The testbed's files are under \`$TMPDIR\` (a tmpfs when
+  there is one, as sysfs is memory: on ext4 each read of a rewritten file costs both daemons an atime update).
 - A *sample* is one poll: iio-sensor-proxy reads one accelerometer vector every 700 ms (3 attributes, orientation); qiblad reads one
   magnetometer and one accelerometer vector per period (6 attributes, calibration, tilt compensation, smoothing, accuracy,
   \`PropertiesChanged\`), counted from its sampling thread's sleeps. On-CPU time from \`/proc/PID/task/*/schedstat\`, all threads.
@@ -270,16 +274,4 @@ $raw
 EOF
 )
 printf '%s\n' "$section"
-if [[ $output != /dev/null ]]; then
-    if grep -q '<!-- vs-iio-sensor-proxy:begin' "$output" && grep -q '<!-- vs-iio-sensor-proxy:end -->' "$output"; then
-        printf '%s\n' "$section" >"$work/section.md"
-        awk -v file="$work/section.md" '
-            /<!-- vs-iio-sensor-proxy:begin/ { while ((getline line < file) > 0) print line; skip = 1; next }
-            /<!-- vs-iio-sensor-proxy:end -->/ { skip = 0; next }
-            !skip { print }' "$output" >"$work/out.md"
-        cat "$work/out.md" >"$output"
-    else
-        printf '\n%s\n' "$section" >>"$output"
-    fi
-    echo "updated $output" >&2
-fi
+write_marked_section "$output" vs-iio-sensor-proxy "$section"

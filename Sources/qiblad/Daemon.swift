@@ -18,8 +18,9 @@ import QiblaState
 /// what to publish, when a fix matters, how the heading and its accuracy are made is decided in
 /// QiblaDaemon and QiblaCore.
 ///
-/// Confined to the event-loop thread; other threads (the state writer, sensor threads) reach it
-/// only through `loop.post`, hence `@unchecked Sendable`.
+/// Confined to the event loop: run by the loop's thread, or by the sampling thread while it
+/// borrows the sleeping loop (`EventLoop.runWhileAsleep`), never by two at once; other threads
+/// (the state writer) reach it only through `loop.post`, hence `@unchecked Sendable`.
 final class Daemon: @unchecked Sendable {
     struct Options {
         var bus: BusAddress = .session

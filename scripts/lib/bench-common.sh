@@ -3,6 +3,14 @@
 # dbus-daemons with the same open policy as Tests/TestSupport's PrivateBus.
 # Expects: $work (a scratch folder) and the array pids=() in the sourcing script.
 
+# Where scratch folders go: a tmpfs (BENCH_TMPDIR, else /dev/shm) when there is one, else /tmp.
+# Sysfs lives in memory; a simulated sysfs tree on ext4 costs each sample an atime update and its
+# journal work (touch_atime, ext4_dirty_inode: 14 % of the claimed daemon's on-CPU time under perf).
+bench_scratch_root() {
+    local root=${BENCH_TMPDIR:-/dev/shm}
+    if [[ -d $root && -w $root ]]; then echo "$root"; else echo /tmp; fi
+}
+
 # Stops one process this script started: SIGTERM, up to 3 s of grace, then SIGKILL.
 stop_pid() {
     local pid=$1 i
@@ -43,4 +51,24 @@ CONF
     pids+=($!)
     for _ in $(seq 1 100); do grep -q unix: "$work/$1.address" 2>/dev/null && break; sleep 0.05; done
     grep -q unix: "$work/$1.address" || { echo "$(basename "$0"): dbus-daemon ($1) did not start: $(cat "$work/$1.log")" >&2; exit 1; }
+}
+
+# write_marked_section OUTPUT MARKER TEXT: replaces what lies between "<!-- MARKER:begin" and
+# "<!-- MARKER:end -->" in OUTPUT with TEXT (which carries both markers), or appends TEXT when the
+# markers are missing; nothing for /dev/null. Text outside the markers is kept.
+write_marked_section() {
+    local output=$1 marker=$2 text=$3
+    [[ $output != /dev/null ]] || return 0
+    [[ -f $output ]] || printf '# Benchmarks\n' >"$output"
+    if grep -q "<!-- $marker:begin" "$output" && grep -q "<!-- $marker:end -->" "$output"; then
+        printf '%s\n' "$text" >"$work/section.md"
+        awk -v file="$work/section.md" -v begin="<!-- $marker:begin" -v end="<!-- $marker:end -->" '
+            index($0, begin) == 1 { while ((getline line < file) > 0) print line; skip = 1; next }
+            index($0, end) == 1 { skip = 0; next }
+            !skip { print }' "$output" >"$work/out.md"
+        cat "$work/out.md" >"$output"
+    else
+        printf '\n%s\n' "$text" >>"$output"
+    fi
+    echo "updated $output" >&2
 }

@@ -18,7 +18,10 @@ public enum RequestNameResult: Sendable, Hashable {
 
 /// A private D-Bus connection (its own socket, not shared with other code in the process).
 ///
-/// Threading: not `Sendable`. Create it, ``attach(to:)`` it and use it on the event-loop thread only.
+/// Threading: not `Sendable`. Create it, ``attach(to:)`` it and use it from the event loop only:
+/// its thread, or a thread borrowing it (`EventLoop.runWhileAsleep`), one at a time. libdbus
+/// itself is thread-safe (its locks are set up by default since 1.7), and a message sent from a
+/// borrower is written at once, or queued with the loop woken (`dbus_connection_set_wakeup_main_function`).
 /// Handlers (method calls, signals, async replies, ``onDisconnected``) run on that thread, during dispatch.
 ///
 /// Lifetime: handlers that capture the connection form a cycle through libdbus; ``close()`` breaks it.

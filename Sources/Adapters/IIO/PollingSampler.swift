@@ -25,7 +25,8 @@ struct PolledChannel: Sendable {
     var deviceDescription: String
 }
 
-/// What the sampling thread reports to the loop; always delivered on the loop's thread.
+/// What the sampling thread reports to the loop; always delivered by the loop's holder (its thread, or
+/// the sampling thread borrowing it while it sleeps).
 struct PollingSamplerSink {
     var deliver: (SensorSampleBatch) -> Void
     var dropped: (_ kind: SensorKind, _ count: Int) -> Void

@@ -9,8 +9,9 @@ import QiblaPlatform
 /// The IIO sensor layer as the daemon sees it.
 ///
 /// Everything runs on `loop`'s thread: call ``start()``/``stop()`` there, and `onEvent` is invoked
-/// there. Polling drivers read sysfs on one shared pthread (`PollingSampler`) that hands batches over
-/// with `loop.post` once per ``SensorConfiguration/handOffInterval``.
+/// there (by the loop's holder: see `EventLoop.runWhileAsleep`). Polling drivers read sysfs on one
+/// shared pthread (`PollingSampler`) that hands batches over once per
+/// ``SensorConfiguration/handOffInterval``, borrowing the sleeping loop or else with `loop.post`.
 public final class SensorHub: @unchecked Sendable {
     private let configuration: SensorConfiguration
     private let loop: EventLoop

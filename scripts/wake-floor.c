@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: Apache-2.0
+// The floor under any polling sensor daemon on this machine (issue 12): the on-CPU time of a
+// thread that wakes once per period and does nothing else, then the same plus the six sysfs-style
+// reads of a magnetometer and an accelerometer sample, then plus a ~300-byte datagram to a peer
+// every other period (a PropertiesChanged signal at 10 Hz). No Swift, no D-Bus, no model: what a
+// sample costs before qiblad adds anything. Built and run by scripts/bench-wake-floor.sh.
+//
+// usage: wake-floor PERIOD_MS ITERATIONS DIR
+// Prints one line per variant: "variant µs-per-iteration voluntary-switches-per-iteration".
+#define _GNU_SOURCE
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+// Field 1 of /proc/thread-self/schedstat: nanoseconds on the CPU (Documentation/scheduler/sched-stats.rst).
+static double on_cpu_ns(void) {
+    char buffer[128] = {0};
+    int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+    if (fd < 0) return 0;
+    ssize_t n = read(fd, buffer, sizeof buffer - 1);
+    close(fd);
+    return n > 0 ? strtod(buffer, NULL) : 0;
+}
+
+static long voluntary_switches(void) {
+    char line[256];
+    long value = 0;
+    FILE *status = fopen("/proc/thread-self/status", "r");
+    if (!status) return 0;
+    while (fgets(line, sizeof line, status))
+        if (sscanf(line, "voluntary_ctxt_switches: %ld", &value) == 1) break;
+    fclose(status);
+    return value;
+}
+
+int main(int argc, char **argv) {
+    if (argc != 4) {
+        fprintf(stderr, "usage: %s PERIOD_MS ITERATIONS DIR\n", argv[0]);
+        return 2;
+    }
+    int period_ms = atoi(argv[1]), iterations = atoi(argv[2]);
+    const char *names[6] = {"in_magn_x_raw", "in_magn_y_raw", "in_magn_z_raw", "in_accel_x_raw", "in_accel_y_raw", "in_accel_z_raw"};
+    int files[6];
+    for (int i = 0; i < 6; i++) {
+        char path[4096];
+        snprintf(path, sizeof path, "%s/%s", argv[3], names[i]);
+        int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
+        if (fd < 0 || write(fd, "-1234\n", 6) != 6) { perror(path); return 1; }
+        files[i] = fd;
+    }
+    int stop = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);  // what a stop-aware sleep polls, as qiblad's does
+    int pair[2];
+    if (stop < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) { perror("setup"); return 1; }
+    pid_t reader = fork();
+    if (reader == 0) {  // the peer (dbus-daemon's part): drains the socket; its time is not counted
+        close(pair[0]);
+        char sink[4096];
+        while (read(pair[1], sink, sizeof sink) > 0) {}
+        _exit(0);
+    }
+    close(pair[1]);
+    char message[300];
+    memset(message, 'x', sizeof message);
+
+    static const char *variants[3] = {"wake", "wake+6reads", "wake+6reads+signal/2"};
+    for (int variant = 0; variant < 3; variant++) {
+        double cpu0 = on_cpu_ns();
+        long switches0 = voluntary_switches();
+        long sum = 0;
+        for (int i = 0; i < iterations; i++) {
+            struct pollfd pfd = {.fd = stop, .events = POLLIN};
+            poll(&pfd, 1, period_ms);
+            if (variant >= 1) {
+                for (int f = 0; f < 6; f++) {
+                    char buffer[32];
+                    ssize_t n = pread(files[f], buffer, sizeof buffer - 1, 0);
+                    if (n > 0) { buffer[n] = 0; sum += strtol(buffer, NULL, 10); }
+                }
+            }
+            if (variant == 2 && i % 2 == 0) {
+                struct iovec iov = {.iov_base = message, .iov_len = sizeof message};
+                struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1};
+                if (sendmsg(pair[0], &header, MSG_NOSIGNAL) < 0) { perror("sendmsg"); return 1; }
+            }
+        }
+        double cpu = on_cpu_ns() - cpu0;
+        long switches = voluntary_switches() - switches0;
+        printf("%s %.1f %.2f\n", variants[variant], cpu / 1e3 / iterations, (double)switches / iterations);
+        fflush(stdout);
+        if (sum == 42) puts("");  // keep the reads
+    }
+    close(pair[0]);
+    waitpid(reader, NULL, 0);
+    return 0;
+}
