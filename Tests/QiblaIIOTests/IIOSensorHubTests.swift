@@ -164,6 +164,29 @@ func lis3mdlScan(_ x: Int16, _ y: Int16, _ z: Int16, timestamp: Int64) -> [UInt8
         harness.stopAndExpectQuiet()
     }
 
+    @Test func aPeriodsMagnetometerAndAccelerometerSamplesAreHandedOverTogether() throws {
+        // A hand-off due every period (a slow sample-rate: 700 ms > the 100 ms hand-off interval).
+        // Handing the magnetometer over alone and the accelerometer a moment later would change
+        // the heading twice within the rate limit: a retry timer, two loop wakeups per sample.
+        let fixture = try IIOSysfsFixture()
+        try fixture.addLibrem5()
+        var configuration = fixture.configuration()
+        configuration.handOffInterval = .zero
+        let harness = try HubHarness(configuration)
+        harness.hub.start()
+        #expect(harness.pump { harness.samples(.magnetometer).count >= 6 })
+        let batches = harness.events.compactMap { event -> SensorSampleBatch? in
+            if case .samples(let batch) = event { return batch }
+            return nil
+        }
+        #expect(batches.count >= 6)
+        for batch in batches {
+            let kinds = batch.map(\.kind)
+            #expect(kinds == [.magnetometer, .accelerometer], "a batch held \(kinds), not one period's pair")
+        }
+        harness.stopAndExpectQuiet()
+    }
+
     @Test func garbageValuesAreDroppedAndCounted() throws {
         let fixture = try IIOSysfsFixture()
         try fixture.addAF8133J(0)

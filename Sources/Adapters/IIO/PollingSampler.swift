@@ -137,7 +137,8 @@ final class PollingSampler: @unchecked Sendable {
             let (channels, generation) = mailbox.withLock { ($0.channels, $0.generation) }
             let checkPresence = next >= nextPresenceCheck
             if checkPresence { nextPresenceCheck = next.advanced(by: Self.presenceInterval) }
-            for channel in channels {
+            for (channelIndex, channel) in channels.enumerated() {
+                let lastOfPeriod = channelIndex == channels.count - 1
                 var dropped = 0
                 var failure: String?
                 if checkPresence, !Sysfs.exists(channel.presencePath) {
@@ -180,8 +181,11 @@ final class PollingSampler: @unchecked Sendable {
                     if let sample {
                         box.samples.append(sample)
                     }
+                    // A period's samples go together: handing the magnetometer over alone and the
+                    // accelerometer a moment later would change the heading twice within the rate
+                    // limit and arm a retry timer (two loop wakeups) at slow sample rates.
                     let due = failure != nil || box.samples.count + channels.count > SensorSampleBatch.capacity
-                        || box.lastHandOff.duration(to: clock.now) >= handOffDue
+                        || (lastOfPeriod && box.lastHandOff.duration(to: clock.now) >= handOffDue)
                     guard due, !box.postPending, !box.samples.isEmpty || !box.dropped.isEmpty || !box.failures.isEmpty else {
                         return false
                     }
