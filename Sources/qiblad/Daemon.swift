@@ -362,7 +362,7 @@ final class Daemon: @unchecked Sendable {
                 codePages.trimAfterClaimSettles()
             } else {
                 stopLiveSources()
-                codePages.trimNow()
+                codePages.trimAfterPendingWork()
             }
         }
         updateIdleExitTimer()
