@@ -14,7 +14,8 @@
 #
 # Measured (all from /proc of the qiblad process; no instrumentation inside the daemon):
 #   - startup: launch → the bus name is owned (polling NameHasOwner on the bus), median of N runs;
-#   - VmRSS / VmHWM (/proc/PID/status), idle and claimed;
+#   - VmRSS / VmHWM (/proc/PID/status), Pss and Private_Dirty (/proc/PID/smaps_rollup), and the same
+#     per mapping (/proc/PID/smaps: file and permissions), idle, claimed and released;
 #   - CPU: utime+stime (/proc/PID/stat) over the phase, scaled to seconds of CPU per minute;
 #   - wakeups: voluntary + involuntary context switches summed over /proc/PID/task/*/status, per s;
 #   - PropertiesChanged signals per second seen by `busctl monitor` on the private bus;
@@ -131,6 +132,14 @@ smaps_kb() { awk -v k="$2:" '$1 == k { print $2 }' "/proc/$1/smaps_rollup"; }   
 # On-CPU nanoseconds of all threads (first field of /proc/PID/task/*/schedstat; threads that have
 # exited are not counted, so phases compare threads that lived through them).
 oncpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'; }
+# Resident memory by mapping (/proc/PID/smaps), largest first: "file perms Rss/Pss/Private_Dirty"
+# in kB for every file and permission pair (anonymous mappings as [anon]) with Rss of 16 kB or more.
+smaps_breakdown() {
+    awk '/^[0-9a-f]+-[0-9a-f]+ / { n = $6; sub(/.*\//, "", n); key = (n == "" ? "[anon]" : n) " " $2; next }
+         $1 == "Rss:" { r[key] += $2 } $1 == "Pss:" { p[key] += $2 } $1 == "Private_Dirty:" { d[key] += $2 }
+         END { for (k in r) if (r[k] >= 16) printf "%d\t%s %d/%d/%d\n", r[k], k, r[k], p[k], d[k] }' "/proc/$1/smaps" |
+        sort -rn | cut -f2 | paste -sd ';' - | sed 's/;/; /g'
+}
 signals_seen() { local n; n=$(grep -c 'PropertiesChanged' "$work/monitor-$1.log" 2>/dev/null) || true; echo "${n:-0}"; }
 
 # "name(tid): voluntary+involuntary; ..." for every thread (counts since the thread started).
@@ -166,11 +175,13 @@ measure_phase() {
     phase_per_sample=$(awk -v n=$((w1 - w0)) -v c=$((n1 - n0)) -v s="$seconds" -v r="$rate" \
         'BEGIN { printf "%.2f switches, %.1f µs on-CPU", n / s / r, c / s / r / 1000 }')
     phase_pss=$(smaps_kb "$daemon_pid" Pss); phase_dirty=$(smaps_kb "$daemon_pid" Private_Dirty)
+    phase_mappings=$(smaps_breakdown "$daemon_pid")
     phase_signals=$(awk -v n=$((s1 - s0)) -v s="$seconds" 'BEGIN { printf "%.1f", n / s }')
     phase_rss=$(status_kb "$daemon_pid" VmRSS); phase_hwm=$(status_kb "$daemon_pid" VmHWM)
     phase_threads=$(threads "$daemon_pid")
     phase_raw="cpu ticks $((c1 - c0)) @${clock_ticks} Hz, switches $((w1 - w0)), signals $((s1 - s0)) in ${seconds} s"
     echo "   $name: CPU $phase_cpu, wakeups $phase_wakeups/s, per sample $phase_per_sample, Pss $phase_pss kB, Private_Dirty $phase_dirty kB, PropertiesChanged $phase_signals/s, VmRSS $phase_rss kB, VmHWM $phase_hwm kB, threads $phase_threads ($phase_raw)" >&2
+    echo "   $name by mapping (Rss/Pss/Private_Dirty kB): $phase_mappings" >&2
     stop_pid "$bus_monitor_pid"; forget_pid "$bus_monitor_pid"
 }
 
@@ -179,7 +190,7 @@ echo "== idle: ${phase_seconds} s, nobody claims the compass" >&2
 sleep 3
 measure_phase idle
 idle_cpu=$phase_cpu idle_wakeups=$phase_wakeups idle_signals=$phase_signals
-idle_rss=$phase_rss idle_hwm=$phase_hwm idle_pss=$phase_pss idle_dirty=$phase_dirty idle_per_sample=$phase_per_sample idle_threads=$phase_threads idle_raw=$phase_raw
+idle_rss=$phase_rss idle_hwm=$phase_hwm idle_pss=$phase_pss idle_dirty=$phase_dirty idle_mappings=$phase_mappings idle_per_sample=$phase_per_sample idle_threads=$phase_threads idle_raw=$phase_raw
 idle_switch_detail=$(per_thread_switches "$daemon_pid")
 
 # --- claimed --------------------------------------------------------------------------------
@@ -191,7 +202,7 @@ sleep 3
 kill -0 "$ctl_pid" 2>/dev/null || { echo "bench-daemon: qiblactl monitor exited: $(cat "$work/qiblactl.log")" >&2; exit 1; }
 measure_phase claimed
 claimed_cpu=$phase_cpu claimed_wakeups=$phase_wakeups claimed_signals=$phase_signals
-claimed_rss=$phase_rss claimed_hwm=$phase_hwm claimed_pss=$phase_pss claimed_dirty=$phase_dirty claimed_per_sample=$phase_per_sample claimed_threads=$phase_threads claimed_raw=$phase_raw
+claimed_rss=$phase_rss claimed_hwm=$phase_hwm claimed_pss=$phase_pss claimed_dirty=$phase_dirty claimed_mappings=$phase_mappings claimed_per_sample=$phase_per_sample claimed_threads=$phase_threads claimed_raw=$phase_raw
 monitor_lines=$(wc -l <"$work/qiblactl.log")
 claimed_switch_detail=$(per_thread_switches "$daemon_pid")
 stop_pid "$ctl_pid"; forget_pid "$ctl_pid"
@@ -202,7 +213,7 @@ echo "== released: ${phase_seconds} s after qiblactl monitor released the claim"
 sleep 3
 measure_phase released
 released_cpu=$phase_cpu released_wakeups=$phase_wakeups released_signals=$phase_signals
-released_rss=$phase_rss released_hwm=$phase_hwm released_pss=$phase_pss released_dirty=$phase_dirty released_per_sample=$phase_per_sample released_threads=$phase_threads released_raw=$phase_raw
+released_rss=$phase_rss released_hwm=$phase_hwm released_pss=$phase_pss released_dirty=$phase_dirty released_mappings=$phase_mappings released_per_sample=$phase_per_sample released_threads=$phase_threads released_raw=$phase_raw
 
 # --- binary ---------------------------------------------------------------------------------
 size_kib() { awk -v b="$(stat -c %s "$1")" 'BEGIN { printf "%.0f KiB", b / 1024 }'; }
@@ -245,6 +256,9 @@ section=$(cat <<EOF
 - Startup (launch → \`$bus_name\` owned): $startup_stats.
 - Binary \`.build/release/qiblad\`: $binary_size; Swift stdlib linked $stdlib. Build: $build_note.
 - Shared libraries: $libraries.
+- Resident by mapping (Rss/Pss/Private_Dirty kB from smaps, mappings of 16 kB or more; the libraries' pages are shared, so their Pss is a share) — idle: $idle_mappings;
+  claimed: $claimed_mappings;
+  released: $released_mappings.
 - Raw counters — idle: $idle_raw; claimed: $claimed_raw; released: $released_raw; \`qiblactl monitor\` printed $monitor_lines lines.
 - Context switches per thread (voluntary+involuntary, since the thread started) at the end of the idle phase: ${idle_switch_detail%; };
   at the end of the claimed phase: ${claimed_switch_detail%; }.

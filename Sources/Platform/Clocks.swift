@@ -48,6 +48,13 @@ public enum Heap {
     /// Bytes allocated with `malloc` and not yet freed (glibc `mallinfo2().uordblks`); nil on a C
     /// library without `mallinfo2` (musl, glibc before 2.33).
     public static func bytesInUse() -> Int? { Syscalls.heapBytesInUse() }
+
+    /// Gives the free pages inside the heap back to the kernel (glibc `malloc_trim(0)`, which
+    /// advises them `MADV_DONTNEED` in every arena, also below chunks still in use). Returns whether
+    /// anything was given back; false on a C library without it (musl, which returns free memory
+    /// on its own).
+    @discardableResult
+    public static func trim() -> Bool { Syscalls.trimHeap() }
 }
 
 /// Local civil time in the C library's time zone (`TZ` or /etc/localtime), for command lines that

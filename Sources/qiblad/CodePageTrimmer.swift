@@ -2,10 +2,11 @@
 import QiblaEventLoop
 import QiblaPlatform
 
-/// When to give back the code pages a state change needed (issue 12, memory; see
-/// `ExecutableCode`): at once after start-up and after the last release (the work is done when
-/// the call returns), and a few seconds after the first claim, once the sensors have started and
-/// the first samples and signals have gone out. One timer per claim, none while idle.
+/// When to give back the pages a state change needed (issue 12, memory; see `MappedFilePages` and
+/// `Heap.trim()`): at the end of the loop iteration that finished start-up or handled the last
+/// release (the replies are sent by then), and a few seconds after the first claim, once the
+/// sensors have started and the first samples and signals have gone out. One timer per claim,
+/// none while idle.
 final class CodePageTrimmer {
     /// The claimed path has settled by then: threads started, first hand-offs, first signals.
     static let settleAfterClaim: Duration = .seconds(3)
@@ -15,17 +16,11 @@ final class CodePageTrimmer {
 
     init(loop: EventLoop) { self.loop = loop }
 
-    /// Now: the work that needed the pages has finished.
-    func trimNow() {
-        cancel()
-        ExecutableCode.releaseResidentPages()
-    }
-
     /// At the end of the loop's next iteration, after the messages already waiting (at start-up:
     /// the bus's `NameAcquired` and the first calls) have been dispatched. No extra wakeup.
     func trimAfterPendingWork() {
         cancel()
-        loop.post { ExecutableCode.releaseResidentPages() }
+        loop.post { Self.release() }
     }
 
     /// After ``settleAfterClaim``.
@@ -33,12 +28,19 @@ final class CodePageTrimmer {
         cancel()
         token = loop.schedule(after: Self.settleAfterClaim) { [unowned self] in
             token = nil
-            ExecutableCode.releaseResidentPages()
+            Self.release()
         }
     }
 
     func cancel() {
         if let token { loop.cancel(token) }
         token = nil
+    }
+
+    /// The heap first: `malloc_trim` runs code, and code that runs after the file pages were given
+    /// back maps them again.
+    private static func release() {
+        Heap.trim()
+        MappedFilePages.releaseClean(.all)
     }
 }

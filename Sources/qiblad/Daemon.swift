@@ -363,7 +363,7 @@ final class Daemon: @unchecked Sendable {
                 codePages.trimAfterClaimSettles()
             } else {
                 stopLiveSources()
-                codePages.trimNow()
+                codePages.trimAfterPendingWork()
             }
         }
         updateIdleExitTimer()

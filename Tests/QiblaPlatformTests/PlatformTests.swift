@@ -164,34 +164,3 @@ import TestSupport
         #expect(path.hasPrefix("/") && FileSystem.exists(path))
     }
 }
-
-@Suite struct ExecutableCodeTests {
-    /// Resident pages of the test binary's own code mappings (smaps `Rss:` of its `r-xp` lines), kB.
-    static func residentCodeKilobytes() -> Int {
-        guard let executable = try? FileSystem.destinationOfSymbolicLink("/proc/self/exe"),
-              let smaps = FileSystem.readText("/proc/self/smaps") else { return -1 }
-        var total = 0, inCode = false
-        for line in smaps.split(separator: "\n") {
-            let fields = line.split(separator: " ", omittingEmptySubsequences: true)
-            if let first = fields.first, first.contains("-"), fields.count >= 5 {
-                inCode = fields[1] == "r-xp" && fields.count == 6 && fields[5] == executable[...]
-            } else if inCode, fields.first == "Rss:", fields.count >= 2, let kb = Int(fields[1]) {
-                total += kb
-            }
-        }
-        return total
-    }
-
-    @Test func releasingTheCodePagesUnmapsThemAndTheCodeKeepsRunning() {
-        let before = Self.residentCodeKilobytes()
-        let advised = ExecutableCode.releaseResidentPages()
-        let after = Self.residentCodeKilobytes()
-        #expect(advised > 0, "the test binary's code mapping was found")
-        #expect(before > 0 && after >= 0 && after < before, "resident code \(before) kB → \(after) kB")
-        // The code runs on: everything after the call maps its pages back from the file.
-        var sum = 0
-        for value in 1...1000 { sum &+= value }
-        #expect(sum == 500_500)
-        #expect(Self.residentCodeKilobytes() > 0)
-    }
-}

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, mallinfo2). Used by QiblaPlatform only. */
+/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, mallinfo2, malloc_trim). Used by QiblaPlatform only. */
 #ifndef QIBLAD_CLINUX_SHIM_H
 #define QIBLAD_CLINUX_SHIM_H
 #include <sys/eventfd.h>
@@ -11,7 +11,10 @@
 #include <malloc.h>
 /* Heap bytes in use (glibc >= 2.33 `mallinfo2().uordblks`), for the allocation benchmarks. */
 static inline long qiblad_heap_bytes_in_use(void) { return (long)mallinfo2().uordblks; }
+/* glibc `malloc_trim(0)`: 1 when memory was given back to the kernel, 0 when not. */
+static inline int qiblad_malloc_trim(void) { return malloc_trim(0); }
 #else
 static inline long qiblad_heap_bytes_in_use(void) { return -1; }
+static inline int qiblad_malloc_trim(void) { return -1; }
 #endif
 #endif

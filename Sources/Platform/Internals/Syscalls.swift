@@ -244,6 +244,17 @@ enum Syscalls {
         return madvise(address, Int(end - start), MADV_DONTNEED) == 0
     }
 
+    /// `sysconf(_SC_PAGESIZE)`: the page size, bytes (4096 when it fails).
+    static func pageSize() -> Int {
+        let size = sysconf(Int32(_SC_PAGESIZE))
+        return size > 0 ? size : 4096
+    }
+
+    /// glibc `malloc_trim(0)`: gives the free pages inside every malloc arena back to the kernel
+    /// (`madvise(MADV_DONTNEED)`), not only the top of the main heap. False where the C library has
+    /// no such call (musl) or nothing was released.
+    static func trimHeap() -> Bool { qiblad_malloc_trim() == 1 }
+
     // MARK: Files (mkdir(2), rename(2), unlink(2), rmdir(2), fsync(2), access(2), lstat(2), opendir(3), mkdtemp(3), mkfifo(3), readlink(2))
 
     static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
