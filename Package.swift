@@ -175,6 +175,8 @@ let package = Package(
             swiftSettings: strict),
 
         // MARK: Tests
+        // Counts a thread's heap allocations (its malloc stands in front of glibc's in the test executable).
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
         .target(
             name: "TestSupport",
             dependencies: [.product(name: "SystemPackage", package: "swift-system")],
@@ -191,7 +193,8 @@ let package = Package(
             dependencies: ["QiblaConfiguration", "QiblaDaemon", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaState", "QiblaCore", "QiblaSimulator"],
             swiftSettings: strict),
         .testTarget(
-            name: "QiblaIIOTests", dependencies: ["QiblaIIO", "QiblaIIOFormat", "QiblaSimulator", "QiblaCore", "TestSupport"],
+            name: "QiblaIIOTests",
+            dependencies: ["QiblaIIO", "QiblaIIOFormat", "QiblaSimulator", "QiblaCore", "TestSupport", "CAllocationCounter"],
             swiftSettings: strict),
         .testTarget(name: "QiblaIIOFormatTests", dependencies: ["QiblaIIOFormat"], swiftSettings: strict),
         .testTarget(

@@ -138,6 +138,15 @@ public enum FileSystem {
         }
     }
 
+    /// `read(2)` from `descriptor` into `buffer`, retrying `EINTR`: the bytes read (0 at end of
+    /// file) or the error. Nothing is thrown, so a failed read allocates nothing: on a non-blocking
+    /// descriptor `EAGAIN` (nothing to read) ends every read loop, and swift-system's untyped
+    /// `read` boxes each error it throws on the heap (a typed throw does not, but a `swift_willThrow`
+    /// hook, such as a test library's, still runs for it).
+    public static func read(_ descriptor: FileDescriptor, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
+        Syscalls.readBytes(descriptor.rawValue, into: buffer)
+    }
+
     /// Runs a swift-system call (untyped `throws`) and rethrows its `Errno` typed.
     public static func errno<T>(_ body: () throws -> T) throws(Errno) -> T {
         do { return try body() } catch let error as Errno { throw error } catch { throw Errno.ioError }

@@ -28,7 +28,9 @@ import SystemPackage
 /// ``ScanLayout`` describes. When the pipe is full the scan is dropped (counted in ``droppedScans``),
 /// like a kernel buffer overrun. `buffer/watermark` is honoured as the kernel does for `poll`:
 /// scans are held back until that many are waiting, then written together (one wakeup of the
-/// reader per watermark's worth of scans).
+/// reader per watermark's worth of scans). What a FIFO cannot model: the kernel's non-blocking
+/// read also returns the scans waiting below the watermark; here they are not there to read
+/// until the watermark is reached.
 ///
 /// Not thread-safe: use from one thread at a time (``Simulator`` serialises access).
 public final class SimulatedDevice {
@@ -85,6 +87,10 @@ public final class SimulatedDevice {
     /// Scans held back until `buffer/watermark` of them are waiting.
     private var pendingBytes: [UInt8] = []
     private var pendingScans = 0
+    /// The size of the staged scans, bytes (the enabled channels' layout).
+    private var pendingScanSize = 0
+    /// The watermark was reached when the last scan was staged: ``flushScans()`` writes them.
+    private var flushDue = false
 
     /// Axis suffixes in index order.
     public static let axes = ["x", "y", "z"]
@@ -186,6 +192,16 @@ public final class SimulatedDevice {
     /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a non-finite value (nothing is written).
     @discardableResult
     public func writeSample(_ value: Vector3, timestampNanoseconds: Int64) throws(SimulatorError) -> [Int] {
+        let raw = try stageSample(value, timestampNanoseconds: timestampNanoseconds)
+        try flushScans()
+        return raw
+    }
+
+    /// ``writeSample(_:timestampNanoseconds:)`` without writing the FIFO: the scan waits for
+    /// ``flushScans()``. ``Simulator`` stages every device's sample of an instant, then flushes them
+    /// back to back, as sensors sampled together (one trigger) fill their buffers at one instant.
+    @discardableResult
+    func stageSample(_ value: Vector3, timestampNanoseconds: Int64) throws(SimulatorError) -> [Int] {
         let raw = try rawCounts(forDeviceFrameValue: value)
         let t = configuration.style.kind.channelType
         for (axis, count) in zip(Self.axes, raw) {
@@ -195,41 +211,47 @@ public final class SimulatedDevice {
             }
             try write("in_\(t)_\(axis)_raw", text, mode: configuration.writeMode)
         }
-        if let fifo, isBufferEnabled {
+        if fifo != nil, isBufferEnabled {
             let layout = ScanLayout(channels: fullScanLayout.channels.filter { isEnabled($0.name) })
             if layout.scanSizeBytes > 0 {
                 var values: [String: Int64] = ["in_timestamp": timestampNanoseconds]
                 for (axis, count) in zip(Self.axes, raw) { values["in_\(t)_\(axis)"] = Int64(count) }
                 pendingBytes += layout.pack(values)
                 pendingScans += 1
-                if pendingScans >= watermark {
-                    // At most 4 KiB per write (atomic on a pipe): whole scans only.
-                    let scansPerWrite = max(1, 4096 / layout.scanSizeBytes)
-                    var start = 0
-                    while start < pendingBytes.count {
-                        let end = min(pendingBytes.count, start + scansPerWrite * layout.scanSizeBytes)
-                        let chunk = pendingBytes[start..<end]
-                        let scans = chunk.count / layout.scanSizeBytes
-                        do {
-                            let n = try chunk.withUnsafeBytes { try fifo.write($0) }
-                            guard n == chunk.count else { throw Errno.ioError }
-                            writtenScans += scans
-                        } catch let error as Errno where error == .resourceTemporarilyUnavailable {
-                            droppedScans += scans
-                        } catch {
-                            throw .cannotWrite(path: characterDevicePath, errno: (error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
-                        }
-                        start = end
-                    }
-                    pendingBytes.removeAll(keepingCapacity: true)
-                    pendingScans = 0
-                }
+                pendingScanSize = layout.scanSizeBytes
+                flushDue = pendingScans >= watermark
             }
         } else if pendingScans > 0 {
             pendingBytes.removeAll(keepingCapacity: true)  // disabling the buffer empties it
             pendingScans = 0
         }
         return raw
+    }
+
+    /// Writes the staged scans to the FIFO when `buffer/watermark` of them are waiting (at most
+    /// 4 KiB, whole scans, per `write`: atomic on a pipe); a full pipe drops them (``droppedScans``).
+    func flushScans() throws(SimulatorError) {
+        guard let fifo, flushDue, pendingScanSize > 0 else { return }
+        flushDue = false
+        let scansPerWrite = max(1, 4096 / pendingScanSize)
+        var start = 0
+        while start < pendingBytes.count {
+            let end = min(pendingBytes.count, start + scansPerWrite * pendingScanSize)
+            let chunk = pendingBytes[start..<end]
+            let scans = chunk.count / pendingScanSize
+            do {
+                let n = try chunk.withUnsafeBytes { try fifo.write($0) }
+                guard n == chunk.count else { throw Errno.ioError }
+                writtenScans += scans
+            } catch let error as Errno where error == .resourceTemporarilyUnavailable {
+                droppedScans += scans
+            } catch {
+                throw .cannotWrite(path: characterDevicePath, errno: (error as? Errno)?.rawValue ?? Errno.ioError.rawValue)
+            }
+            start = end
+        }
+        pendingBytes.removeAll(keepingCapacity: true)
+        pendingScans = 0
     }
 
     /// `buffer/watermark` (at least 1): how many scans make the buffer readable.

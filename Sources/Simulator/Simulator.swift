@@ -115,14 +115,18 @@ public final class Simulator: Sendable {
                 let noise = s.noise.nextVector(standardDeviation: s.scene.magnetometerNoiseMicrotesla)
                 let value = s.scene.magnetometerReadingMicrotesla(at: timeSeconds, noiseMicrotesla: noise)
                 sample.magnetometerMicrotesla = value
-                sample.magnetometerRaw = try device.writeSample(value, timestampNanoseconds: timestamp)
+                sample.magnetometerRaw = try device.stageSample(value, timestampNanoseconds: timestamp)
             }
             if let device = s.accelerometer {
                 let noise = s.noise.nextVector(standardDeviation: s.scene.accelerometerNoiseMetresPerSecondSquared)
                 let value = s.scene.accelerometerReadingMetresPerSecondSquared(at: timeSeconds, noise: noise)
                 sample.accelerometerMetresPerSecondSquared = value
-                sample.accelerometerRaw = try device.writeSample(value, timestampNanoseconds: timestamp)
+                sample.accelerometerRaw = try device.stageSample(value, timestampNanoseconds: timestamp)
             }
+            // Both scans of this instant reach their FIFOs back to back (sensors sampled together),
+            // not a device's sysfs writes apart.
+            try s.magnetometer?.flushScans()
+            try s.accelerometer?.flushScans()
             s.lastSample = sample
             s.steps += 1
             return sample

@@ -314,13 +314,16 @@ func lis3mdlScan(_ x: Int16, _ y: Int16, _ z: Int16, timestamp: Int64) -> [UInt8
     @Test func theWatermarkIsOneHandOffIntervalOfScans() {
         var configuration = SensorConfiguration(sampleRateHertz: 20)
         #expect(BufferedDriver.watermark(configuration) == 2, "20 Hz, 100 ms")
+        #expect(BufferedDriver.followerWatermark(configuration) == 4, "a backstop: two intervals")
         configuration.sampleRateHertz = 100
         #expect(BufferedDriver.watermark(configuration) == 10)
+        #expect(BufferedDriver.followerWatermark(configuration) == 20)
         configuration.handOffInterval = .milliseconds(10)
         #expect(BufferedDriver.watermark(configuration) == 1)
         configuration.sampleRateHertz = 1000
         configuration.handOffInterval = .seconds(1)
         #expect(BufferedDriver.watermark(configuration) == 64, "at most half the 128-scan buffer")
+        #expect(BufferedDriver.followerWatermark(configuration) == 96, "at most three quarters")
         configuration.sampleRateHertz = 1
         #expect(BufferedDriver.watermark(configuration) == 1)
     }

@@ -2,7 +2,9 @@
 // IIO buffer driver: enables scan elements, a trigger and the buffer, then reads scans from
 // /dev/iio:deviceN on the event loop (cf. iio-sensor-proxy's drv-iio-buffer-accel.c and
 // iio-buffer-utils.c; kernel Documentation/iio/iio_devbuf.rst). Reads may end in the middle of a scan,
-// so the tail is kept for the next read; every complete scan is published.
+// so the tail is kept for the next read; every complete scan becomes a pending sample that
+// `SensorHub` hands over. Steady state allocates nothing: one read buffer and the pending samples'
+// storage are allocated at start, and values are decoded in place from the bytes read.
 import Logging
 import QiblaCore
 import QiblaEventLoop
@@ -17,6 +19,9 @@ final class BufferedDriver: SensorDriver {
     private let loop: EventLoop
     private let logger: Logger
     private let sink: SensorDriverSink
+    /// Read on another buffered device's wakeups (``SensorHub``): `buffer/watermark` is
+    /// ``followerWatermark(_:)`` instead of ``watermark(_:)``.
+    let follower: Bool
 
     private var restorer = AttributeRestorer()
     private var bufferEnablePath: String?
@@ -24,16 +29,29 @@ final class BufferedDriver: SensorDriver {
     private var watchToken: EventLoop.Token?
     private var watchdogToken: EventLoop.Token?
     private var parser: ScanLayout?
-    private var axisChannels: [Int] = []
+    /// Positions of x, y and z in the parser's channels.
+    private var axisChannels = (x: 0, y: 0, z: 0)
     private var timestampChannel: Int?
-    private var remainder: [UInt8] = []
+    /// The read buffer, allocated once at start: bytes read, of which the first `heldBytes` are not
+    /// yet decoded (less than one scan between calls).
+    private var readBuffer: [UInt8] = []
+    private var heldBytes = 0
+    /// Decoded samples not yet taken by the hub, oldest first from `pendingTaken`; its capacity
+    /// (one read buffer of scans) is reserved at start, so appending never allocates.
+    private var pending: [SensorSample] = []
+    private var pendingTaken = 0
     private(set) var bytesReceived = 0
     private var active = false
+    /// Why the driver stopped by itself (end of file, a read error, a gone device), for the hub to report.
+    private(set) var failure: String?
+
+    /// `buffer/length`: the kernel buffer holds this many scans.
+    static let bufferLengthScans = 128
 
     init(device: IIODevice, calibration: AxisCalibration, configuration: SensorConfiguration, loop: EventLoop,
-         logger: Logger, sink: SensorDriverSink) {
+         logger: Logger, sink: SensorDriverSink, follower: Bool = false) {
         self.device = device; self.calibration = calibration; self.configuration = configuration
-        self.loop = loop; self.logger = logger; self.sink = sink
+        self.loop = loop; self.logger = logger; self.sink = sink; self.follower = follower
     }
 
     func start() throws(SensorSetupError) {
@@ -79,13 +97,14 @@ final class BufferedDriver: SensorDriver {
             channels.append(ScanChannel(name: element, index: index, type: type))
         }
         let parser = ScanLayout(channels: channels)
-        axisChannels = []
+        var axes: [Int] = []
         for axis in wanted.prefix(3) {
             guard let index = parser.channelIndex(named: axis) else {
                 throw SensorSetupError("\(device): \(axis) did not stay enabled")
             }
-            axisChannels.append(index)
+            axes.append(index)
         }
+        axisChannels = (axes[0], axes[1], axes[2])
         timestampChannel = parser.channelIndex(named: "in_timestamp")
         self.parser = parser
 
@@ -94,11 +113,12 @@ final class BufferedDriver: SensorDriver {
             let clockPath = device.sysfsPath + "/current_timestamp_clock"
             if Sysfs.exists(clockPath) { try restorer.set(clockPath, to: "monotonic") }
             if let trigger = chooseTrigger() { try restorer.set(device.sysfsPath + "/trigger/current_trigger", to: trigger) }
-            try restorer.set(bufferDirectory + "/length", to: "128")
+            try restorer.set(bufferDirectory + "/length", to: String(Self.bufferLengthScans))
             // Wake the loop once per hand-off interval (as polling does), not once per scan: the
             // kernel makes the buffer readable when `watermark` scans are waiting.
             if Sysfs.exists(bufferDirectory + "/watermark") {
-                try restorer.set(bufferDirectory + "/watermark", to: String(Self.watermark(configuration)))
+                let scans = follower ? Self.followerWatermark(configuration) : Self.watermark(configuration)
+                try restorer.set(bufferDirectory + "/watermark", to: String(scans))
             }
         } catch {
             throw SensorSetupError("\(device): cannot configure the trigger/buffer: \(error)")
@@ -121,9 +141,16 @@ final class BufferedDriver: SensorDriver {
             throw SensorSetupError("\(device): cannot enable the buffer: \(error)")
         }
         active = true
-        remainder = []
+        failure = nil
+        // The whole kernel buffer and a partial scan fit: one read takes all the device holds.
+        readBuffer = [UInt8](repeating: 0, count: max(4096, (Self.bufferLengthScans + 1) * parser.scanSizeBytes))
+        heldBytes = 0
+        pending = []
+        pending.reserveCapacity(readBuffer.count / max(1, parser.scanSizeBytes))
+        pendingTaken = 0
         bytesReceived = 0
-        watchToken = loop.watch(descriptor, for: .readable) { [weak self] readiness in self?.readAvailable(readiness) }
+        let sink = self.sink
+        watchToken = loop.watch(descriptor, for: .readable) { readiness in sink.readable(readiness) }
         watchdogToken = loop.schedule(after: configuration.bufferWatchdog) { [weak self] in
             guard let self, self.active else { return }
             self.watchdogToken = nil
@@ -138,6 +165,15 @@ final class BufferedDriver: SensorDriver {
         let interval = configuration.handOffInterval.components
         let seconds = Double(interval.seconds) + Double(interval.attoseconds) / 1e18
         return min(64, max(1, Int((configuration.effectiveSampleRateHertz * seconds).rounded(.down))))
+    }
+
+    /// A follower's watermark: two hand-off intervals of scans (at most three quarters of the
+    /// buffer). The leader's wakeups read the follower's scans every interval, so this watermark
+    /// is reached only when the leader is late or silent: a backstop, not a second wakeup per
+    /// interval. With equal watermarks, two devices sampling out of phase would each reach theirs
+    /// before the other's next wakeup (1.33 wakeups per interval at 2 scans).
+    static func followerWatermark(_ configuration: SensorConfiguration) -> Int {
+        min(bufferLengthScans * 3 / 4, 2 * watermark(configuration))
     }
 
     /// A trigger for this device: the one already set, else `<name>-dev<N>`, else one named after the device.
@@ -173,56 +209,91 @@ final class BufferedDriver: SensorDriver {
         restorer.restoreAll(logger: logger)
     }
 
-    /// Reads everything available, then decodes every complete scan.
-    private func readAvailable(_ readiness: EventLoop.Readiness) {
+    /// Reads what the device node holds now and decodes every complete scan into the pending
+    /// samples (``pendingTimestamp``, ``takePending()``), without touching the heap: the bytes land
+    /// in the read buffer allocated at start, and each value is decoded in place from them
+    /// (`ScanLayout.value(ofChannel:repetition:inScanAt:of:)`). The read never blocks (`EAGAIN`:
+    /// nothing there; the kernel's non-blocking read returns the scans waiting even below
+    /// `buffer/watermark`, Documentation/iio/iio_devbuf.rst). A read that ends inside a scan keeps
+    /// its bytes for the next call. At most one read buffer (more than the kernel buffer's
+    /// ``bufferLengthScans`` scans) per call: more stays readable, and `poll` reports it again.
+    /// End of file, a read error, or a `poll` error with nothing to read stop the driver, and
+    /// ``failure`` says why (the samples read before it stay pending).
+    /// - Parameter readiness: what `poll` reported when this device's node woke the loop; nil when
+    ///   it is read because another buffered device's did (``SensorHub`` drains them together).
+    func readAvailable(_ readiness: EventLoop.Readiness? = nil) {
         guard active, let descriptor, let parser, parser.scanSizeBytes > 0 else { return }
-        var chunk = [UInt8](repeating: 0, count: 4096)
-        var failure: String?
-        while true {
-            let count: Int
-            do {
-                count = try chunk.withUnsafeMutableBytes { try descriptor.read(into: $0, retryOnInterrupt: true) }
-            } catch let error as Errno where error == .wouldBlock || error == .resourceTemporarilyUnavailable {
-                // Nothing to read although poll reported an error condition: the device is gone
-                // (otherwise a level-triggered watch would spin).
-                if readiness.contains(.error) || readiness.contains(.invalid) || readiness.contains(.hangup),
-                   !readiness.contains(.readable) {
-                    failure = "\(configuration.devRoot)/\(device.deviceNodeName): poll reported \(readiness.rawValue)"
-                }
-                break
-            } catch {
-                failure = "\(configuration.devRoot)/\(device.deviceNodeName): read failed: \(error)"
-                break
-            }
-            if count == 0 {
-                failure = "\(configuration.devRoot)/\(device.deviceNodeName): end of file"
-                break
-            }
-            remainder.append(contentsOf: chunk[..<count])
-            bytesReceived += count
-        }
-        var samples: [SensorSample] = []
         let size = parser.scanSizeBytes
-        let complete = remainder.count / size * size
-        if complete > 0 {
-            remainder.withUnsafeBytes { all in
-                var offset = 0
-                while offset < complete {
-                    let values = parser.decode(UnsafeRawBufferPointer(rebasing: all[offset..<offset + size]))
-                    offset += size
-                    let raw = Vector3(Double(values[axisChannels[0]][0]), Double(values[axisChannels[1]][0]),
-                                      Double(values[axisChannels[2]][0]))
-                    guard let vector = calibration.apply(raw: raw) else { continue }
-                    let timestamp = timestampChannel.map { values[$0][0] } ?? MonotonicClock.nowNanoseconds()
-                    samples.append(SensorSample(kind: calibration.kind, vector: vector, timestampNanoseconds: timestamp))
+        var failure: String?
+        readBuffer.withUnsafeMutableBytes { buffer in
+            while heldBytes < buffer.count {
+                let count: Int
+                switch FileSystem.read(descriptor, into: UnsafeMutableRawBufferPointer(rebasing: buffer[heldBytes...])) {
+                case .success(let read):
+                    count = read
+                case .failure(let error) where error == .wouldBlock || error == .resourceTemporarilyUnavailable:
+                    // Nothing to read although poll reported an error condition: the device is gone
+                    // (otherwise a level-triggered watch would spin).
+                    if let readiness, readiness.contains(.error) || readiness.contains(.invalid) || readiness.contains(.hangup),
+                       !readiness.contains(.readable) {
+                        failure = "\(configuration.devRoot)/\(device.deviceNodeName): poll reported \(readiness.rawValue)"
+                    }
+                    count = -1
+                case .failure(let error):
+                    failure = "\(configuration.devRoot)/\(device.deviceNodeName): read failed: \(error)"
+                    count = -1
                 }
+                if count < 0 { break }
+                if count == 0 {
+                    failure = "\(configuration.devRoot)/\(device.deviceNodeName): end of file"
+                    break
+                }
+                heldBytes += count
+                bytesReceived += count
             }
-            remainder.removeFirst(complete)
+            let complete = heldBytes / size * size
+            guard complete > 0 else { return }
+            let bytes = UnsafeRawBufferPointer(buffer)
+            // A while loop, not `for … in stride`: unoptimised builds (where the allocation test runs)
+            // would call the generic iterator through its witness table.
+            var offset = 0
+            while offset < complete {
+                defer { offset += size }
+                let raw = Vector3(Double(parser.value(ofChannel: axisChannels.x, inScanAt: offset, of: bytes)),
+                                  Double(parser.value(ofChannel: axisChannels.y, inScanAt: offset, of: bytes)),
+                                  Double(parser.value(ofChannel: axisChannels.z, inScanAt: offset, of: bytes)))
+                guard let vector = calibration.apply(raw: raw) else { continue }
+                let timestamp = timestampChannel.map { parser.value(ofChannel: $0, inScanAt: offset, of: bytes) }
+                    ?? MonotonicClock.nowNanoseconds()
+                pending.append(SensorSample(kind: calibration.kind, vector: vector, timestampNanoseconds: timestamp))
+            }
+            // The tail (less than a scan) moves to the front; it cannot overlap what it moves to.
+            heldBytes -= complete
+            if heldBytes > 0 {
+                UnsafeMutableRawBufferPointer(rebasing: buffer[..<heldBytes])
+                    .copyMemory(from: UnsafeRawBufferPointer(rebasing: buffer[complete..<complete + heldBytes]))
+            }
         }
-        if !samples.isEmpty { sink.deliver(samples) }
         if let failure, active {
             teardown()
-            sink.failed(failure)
+            self.failure = failure
         }
+    }
+
+    /// The timestamp (ns, the scans' `in_timestamp` clock, else `CLOCK_MONOTONIC` at decoding) of the
+    /// oldest sample read but not yet taken; nil when none is pending.
+    var pendingTimestamp: Int64? {
+        pendingTaken < pending.count ? pending[pendingTaken].timestampNanoseconds : nil
+    }
+
+    /// Removes and returns the oldest pending sample (check ``pendingTimestamp`` first).
+    func takePending() -> SensorSample {
+        let sample = pending[pendingTaken]
+        pendingTaken += 1
+        if pendingTaken == pending.count {
+            pending.removeAll(keepingCapacity: true)
+            pendingTaken = 0
+        }
+        return sample
     }
 }

@@ -3,16 +3,17 @@
 // drv-iio-buffer-*.c behind one driver struct), and what drivers share.
 import Logging
 import QiblaCore
+import QiblaEventLoop
 import SystemPackage
 
 /// Callbacks from a driver to its ``SensorHub``; always invoked on the event loop's thread.
 struct SensorDriverSink {
-    /// Calibrated samples in the order read.
-    var deliver: ([SensorSample]) -> Void
+    /// Buffered mode only: `poll` reported the device node (readable, or an error or hang-up). The
+    /// hub reads it and every other buffered device (`BufferedDriver.readAvailable`), then hands
+    /// their samples over and reports a driver that failed.
+    var readable: (_ readiness: EventLoop.Readiness) -> Void
     /// `count` more values could not be parsed and were dropped.
     var dropped: (_ count: Int) -> Void
-    /// The device stopped working (ENODEV, read error, end of file); the driver is dead.
-    var failed: (_ reason: String) -> Void
     /// Buffered mode only: no data arrived within the watchdog time.
     var stalled: () -> Void
 }

@@ -12,6 +12,9 @@ import QiblaPlatform
 /// there (by the loop's holder: see `EventLoop.runWhileAsleep`). Polling drivers read sysfs on one
 /// shared pthread (`PollingSampler`) that hands batches over once per
 /// ``SensorConfiguration/handOffInterval``, borrowing the sleeping loop or else with `loop.post`.
+/// Buffered drivers are read on the loop: when one device node is readable (its watermark, one
+/// hand-off interval of scans), every buffered device is read, and their samples go out together
+/// in timestamp order.
 public final class SensorHub: @unchecked Sendable {
     private let configuration: SensorConfiguration
     private let loop: EventLoop
@@ -125,8 +128,11 @@ public final class SensorHub: @unchecked Sendable {
         logger.info("\(device) \(kind.rawValue) mount matrix \(mount.matrix) from \(mount.source)")
         let calibration = try readAxisCalibration(device: device, kind: kind, mountMatrix: mount.matrix)
         if configuration.mode == .buffered {
+            // The magnetometer leads (its samples make the heading); another buffered device is read
+            // on its wakeups, with a watermark that is only a backstop.
+            let follower = drivers.contains { $0 is BufferedDriver }
             let driver = BufferedDriver(device: device, calibration: calibration, configuration: configuration,
-                                        loop: loop, logger: logger, sink: sink(for: kind))
+                                        loop: loop, logger: logger, sink: sink(for: kind), follower: follower)
             do {
                 try driver.start()
                 drivers.append(driver)
@@ -167,23 +173,70 @@ public final class SensorHub: @unchecked Sendable {
 
     private func sink(for kind: SensorKind) -> SensorDriverSink {
         SensorDriverSink(
-            deliver: { [weak self] samples in
-                guard let self, self.running else { return }
-                // Buffered reads can return more scans than a batch holds.
-                var start = 0
-                while start < samples.count {
-                    let end = min(start + SensorSampleBatch.capacity, samples.count)
-                    self.onEvent(.samples(SensorSampleBatch(samples[start..<end])))
-                    start = end
-                }
-            },
+            readable: { [weak self] readiness in self?.buffersReadable(kind, readiness) },
             dropped: { [weak self] count in
                 guard let self, self.running else { return }
                 self.droppedTotal += count
                 self.onEvent(.droppedValue(count: self.droppedTotal))
             },
-            failed: { [weak self] reason in self?.driverFailed(kind: kind, reason: reason) },
             stalled: { [weak self] in self?.driverStalled(kind: kind) })
+    }
+
+    /// One buffered device's node woke the loop: read it, and read what every other buffered device
+    /// holds now (a non-blocking read; the kernel returns scans waiting below the watermark), so
+    /// that the follower's own watermark (`BufferedDriver.followerWatermark`, two intervals) is
+    /// seldom reached: with both sensors buffered at one rate the loop wakes about once per hand-off
+    /// interval instead of once per device, whatever the phase of their triggers. Then hand the
+    /// samples over in timestamp order, in fixed-capacity batches (no heap allocation), and report a
+    /// driver that failed after the samples it read before failing.
+    /// (Index loops over `drivers`, not `for … in`: in an unoptimised build, where the allocation
+    /// test runs, an array's iterator reads each element through a coroutine that allocates.)
+    func buffersReadable(_ woken: SensorKind, _ readiness: EventLoop.Readiness) {
+        guard running else { return }
+        var index = 0
+        while index < drivers.count {
+            if let driver = drivers[index] as? BufferedDriver {
+                driver.readAvailable(driver.calibration.kind == woken ? readiness : nil)
+            }
+            index += 1
+        }
+        var batch = SensorSampleBatch()
+        while running, let next = oldestPendingDriver() {
+            batch.append(next.takePending())
+            if batch.isFull {
+                onEvent(.samples(batch))
+                batch.removeAll()
+            }
+        }
+        if running, !batch.isEmpty { onEvent(.samples(batch)) }
+        index = 0
+        while running, index < drivers.count {
+            // A failure reported earlier in this loop stops or removes the others.
+            if let driver = drivers[index] as? BufferedDriver, let reason = driver.failure {
+                driverFailed(kind: driver.calibration.kind, reason: reason)
+                index = 0
+                continue
+            }
+            index += 1
+        }
+    }
+
+    /// The buffered driver whose oldest pending sample is the oldest of all; on a tie the
+    /// accelerometer, so that the magnetometer's sample of the same instant is tilt-compensated with it.
+    private func oldestPendingDriver() -> BufferedDriver? {
+        var oldest: BufferedDriver?
+        var oldestTimestamp = Int64.max
+        var index = 0
+        while index < drivers.count {
+            if let driver = drivers[index] as? BufferedDriver, let timestamp = driver.pendingTimestamp,
+               oldest == nil || timestamp < oldestTimestamp
+                || (timestamp == oldestTimestamp && driver.calibration.kind == .accelerometer) {
+                oldest = driver
+                oldestTimestamp = timestamp
+            }
+            index += 1
+        }
+        return oldest
     }
 
     private func driverFailed(kind: SensorKind, reason: String) {

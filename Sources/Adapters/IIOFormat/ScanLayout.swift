@@ -50,11 +50,28 @@ public struct ScanLayout: Sendable, Hashable {
     public func channelIndex(named name: String) -> Int? { channels.firstIndex { $0.name == name } }
 
     /// Decodes one scan (at least ``scanSizeBytes`` long): per channel, its `repeatCount` values.
+    /// Allocates the arrays it returns; a reader on a hot path uses ``value(ofChannel:repetition:inScanAt:of:)``.
     public func decode(_ scan: UnsafeRawBufferPointer) -> [[Int64]] {
         precondition(scan.count >= scanSizeBytes, "short scan")
-        return zip(channels, offsets).map { channel, offset in
-            (0..<channel.type.repeatCount).map { channel.type.decodeWord(scan, at: offset + $0 * channel.type.storageBytes) }
+        return channels.indices.map { channel in
+            (0..<channels[channel].type.repeatCount).map { value(ofChannel: channel, repetition: $0, inScanAt: 0, of: scan) }
         }
+    }
+
+    /// The raw value of one channel, read in place from the scan that starts `scanOffset` bytes into
+    /// `bytes` (so a reader decodes straight from its read buffer, with no heap allocation).
+    /// - Parameters:
+    ///   - channel: the channel's position in ``channels`` (see ``channelIndex(named:)``).
+    ///   - repetition: which of the element's `repeatCount` values (0 for an unrepeated element).
+    ///   - scanOffset: where the scan starts in `bytes`; `bytes` must hold ``scanSizeBytes`` from there.
+    /// - Returns: the storage word with endianness, shift, mask and sign applied
+    ///   (``IIOScanElementType/decodeWord(_:at:)``), in the channel's raw units.
+    public func value(ofChannel channel: Int, repetition: Int = 0, inScanAt scanOffset: Int,
+                      of bytes: UnsafeRawBufferPointer) -> Int64 {
+        let type = channels[channel].type
+        precondition(repetition >= 0 && repetition < type.repeatCount, "no such repetition")
+        precondition(scanOffset >= 0 && scanOffset + scanSizeBytes <= bytes.count, "short scan")
+        return type.decodeWord(bytes, at: scanOffset + offsets[channel] + repetition * type.storageBytes)
     }
 
     /// Decodes one scan held in an array; nil unless it is exactly ``scanSizeBytes`` long.

@@ -132,6 +132,15 @@ enum Syscalls {
         _ = try? retrying { withUnsafeBytes(of: &value) { write(fd, $0.baseAddress, 8) } }
     }
 
+    static func readBytes(_ fd: Int32, into buffer: UnsafeMutableRawBufferPointer) -> Result<Int, Errno> {
+        while true {
+            let count = read(fd, buffer.baseAddress, buffer.count)
+            if count >= 0 { return .success(count) }
+            let error = lastError
+            if error != .interrupted { return .failure(error) }
+        }
+    }
+
     static func readCounter(_ fd: Int32) -> UInt64? {
         var value: UInt64 = 0
         guard let n = try? retrying({ withUnsafeMutableBytes(of: &value) { read(fd, $0.baseAddress, 8) } }), n == 8
