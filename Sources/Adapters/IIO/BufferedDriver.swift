@@ -108,6 +108,7 @@ final class BufferedDriver: SensorDriver {
         timestampChannel = parser.channelIndex(named: "in_timestamp")
         self.parser = parser
 
+        let watermark = follower ? Self.followerWatermark(configuration) : Self.watermark(configuration)
         do {
             // Timestamps on the clock polling uses, when the kernel lets us choose.
             let clockPath = device.sysfsPath + "/current_timestamp_clock"
@@ -117,8 +118,7 @@ final class BufferedDriver: SensorDriver {
             // Wake the loop once per hand-off interval (as polling does), not once per scan: the
             // kernel makes the buffer readable when `watermark` scans are waiting.
             if Sysfs.exists(bufferDirectory + "/watermark") {
-                let scans = follower ? Self.followerWatermark(configuration) : Self.watermark(configuration)
-                try restorer.set(bufferDirectory + "/watermark", to: String(scans))
+                try restorer.set(bufferDirectory + "/watermark", to: String(watermark))
             }
         } catch {
             throw SensorSetupError("\(device): cannot configure the trigger/buffer: \(error)")
@@ -156,7 +156,7 @@ final class BufferedDriver: SensorDriver {
             self.watchdogToken = nil
             if self.bytesReceived == 0 { self.sink.stalled() }
         }
-        logger.info("\(device) buffered: \(parser.scanSizeBytes)-byte scans \(channels.map { "\($0.name)=\($0.type)" }.joined(separator: " ")); \(rateNote)")
+        logger.info("\(device) buffered: \(parser.scanSizeBytes)-byte scans \(channels.map { "\($0.name)=\($0.type)" }.joined(separator: " ")), watermark \(watermark)\(follower ? " (read on the other buffered device's wakeups)" : ""); \(rateNote)")
     }
 
     /// Scans per wakeup: the scans of one hand-off interval (1 / `max-signal-rate`), at least 1
