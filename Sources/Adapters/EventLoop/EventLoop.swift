@@ -68,9 +68,6 @@ public final class EventLoop: @unchecked Sendable {
     /// When the loop's thread will wake by itself (its next timer), nil for never: a borrower that
     /// arms an earlier timer or changes the watches wakes it so it sleeps on the new set.
     private var sleepingUntil: ContinuousClock.Instant?
-    /// Loops borrowed (``runWhileAsleep(_:)`` that ran), for tests and benchmarks.
-    public var borrowCount: UInt64 { borrows.load(ordering: .relaxed) }
-    private let borrows = Atomic<UInt64>(0)
 
     /// Counts loop iterations that returned from `poll` (for the idle-wakeup tests and benchmarks).
     public private(set) var wakeupCount: UInt64 = 0
@@ -156,7 +153,6 @@ public final class EventLoop: @unchecked Sendable {
     public func runWhileAsleep(_ work: () -> Void) -> Bool {
         guard holder.compareExchange(expected: Holder.nobody.rawValue, desired: Holder.borrower.rawValue,
                                      ordering: .acquiring).exchanged else { return false }
-        borrows.add(1, ordering: .relaxed)
         work()
         var mustWake = pollSetIsStale
         if !mustWake, let next = nextTimerDeadline() {
