@@ -239,7 +239,7 @@ section=$(cat <<EOF
 - Swift: $swift_version
 - Command: \`$command\`
 - Setup: private dbus-daemon; \`qibla-sim run --phone pinephone --lat $latitude --lon=$longitude --turning --rate $rate${sim_buffered:+ --buffered}\`;
-  \`qiblad ${qiblad_args[*]//$work/TMP}\` (TMP/qiblad.conf: \`sample-rate = $rate\`); claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling; TMP is under \`${work%/*}\` (a tmpfs when there is one: sysfs is in memory).
+  \`qiblad ${qiblad_args[*]//$work/TMP}\` (TMP/qiblad.conf: \`sample-rate = $rate\`); claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling; TMP is under $(bench_scratch_description "${work%/*}").
 
 | Metric | idle | claimed ($rate Hz, $mode) | released again |
 |---|---:|---:|---:|

@@ -249,8 +249,8 @@ section=$(cat <<EOF
 - Testbed: \`umockdev-run\` with an accelerometer (\`iio:device0\`, udev \`IIO_SENSOR_PROXY_TYPE=iio-poll-accel\`) and a magnetometer
   (\`iio:device1\`) that a feeder turns at 20 Hz. iio-sensor-proxy (private system bus, \`ClaimAccelerometer\`) drives the
   accelerometer only: it has no raw-magnetometer driver. qiblad (\`--session\`, no \`--sysfs-root\`: discovery through the preload,
-  \`ClaimCompass\`) reads both and runs the whole compass pipeline. The testbed's files are under \`$TMPDIR\` (a tmpfs when
-  there is one, as sysfs is memory: on ext4 each read of a rewritten file costs both daemons an atime update).
+  \`ClaimCompass\`) reads both and runs the whole compass pipeline. The testbed's files are under
+  $(bench_scratch_description "$TMPDIR").
 - A *sample* is one poll: iio-sensor-proxy reads one accelerometer vector every 700 ms (3 attributes, orientation); qiblad reads one
   magnetometer and one accelerometer vector per period (6 attributes, calibration, tilt compensation, smoothing, accuracy,
   \`PropertiesChanged\`), counted from its sampling thread's sleeps. On-CPU time from \`/proc/PID/task/*/schedstat\`, all threads.

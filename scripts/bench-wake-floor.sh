@@ -39,7 +39,7 @@ section=$(cat <<TEXT
 ## The floor: what one polled sample costs any daemon on this machine
 
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $machine ($(nproc) logical CPUs), $(uname -sr).
-- Command: \`scripts/bench-wake-floor.sh $fast_iterations $slow_iterations\` (\`scripts/wake-floor.c\`, \`cc -O2\`; files on $(bench_scratch_root)).
+- Command: \`scripts/bench-wake-floor.sh $fast_iterations $slow_iterations\` (\`scripts/wake-floor.c\`, \`cc -O2\`; files on $(bench_scratch_description)).
 - One C thread per variant: \`wake\` = \`poll\` on an eventfd with the period as timeout; \`+6reads\` = also \`pread\` of six
   attribute files (a magnetometer and an accelerometer vector); \`+signal/2\` = also a 300-byte \`sendmsg\` on a Unix socket
   every other period (one \`PropertiesChanged\` per two samples at 20 Hz). On-CPU time from \`/proc/thread-self/schedstat\`.

@@ -32,7 +32,9 @@ parser.add_argument("--settle", type=float, default=1.2, help="seconds between s
 parser.add_argument("--output", default=os.path.join(root, "BENCHMARKS.md"))
 args = parser.parse_args()
 
-scratch_root = "/dev/shm" if os.access("/dev/shm", os.W_OK) else None  # sysfs is memory
+# The benchmarks' scratch root (scripts/lib/bench-common.sh: a noatime tmpfs as root, as sysfs has no atime).
+scratch_root = subprocess.run(["bash", "-c", ". scripts/lib/bench-common.sh && bench_scratch_root"], cwd=root,
+                              capture_output=True, text=True, check=True).stdout.strip() or None
 tmp = tempfile.mkdtemp(prefix="qiblad-sample-latency-", dir=scratch_root)
 procs = []
 LAT, LON = "51.5074", "-0.1278"

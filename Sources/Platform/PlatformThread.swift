@@ -8,22 +8,21 @@ import SystemPackage
 /// not used outside the tests.
 ///
 /// The body receives the thread object: it checks ``isStopRequested`` and sleeps with
-/// ``sleep(for:)``, which ``requestStop()`` interrupts. Nobody joins the thread; ``waitForExit(timeout:)``
+/// ``sleep(for:)`` or ``sleep(untilMonotonicNanoseconds:)``, which ``requestStop()`` interrupts (a
+/// `futex(2)` wait on the stop flag: one system call per sleep, no descriptor). Nobody joins the thread; ``waitForExit(timeout:)``
 /// waits for the body to return when that matters (before removing files the body writes).
 /// The thread starts with the caller's signal mask.
 public final class PlatformThread: Sendable {
-    private let stopSignal: EventFD
+    /// 0 while running, 1 once a stop is requested; the thread sleeps on it.
+    private let stopWord = Syscalls.FutexWord(0)
     private let exitSignal: EventFD
-    private let stopFlag = Atomic<Bool>(false)
     private let exitedFlag = Atomic<Bool>(false)
 
-    private init(stopSignal: EventFD, exitSignal: EventFD) {
-        self.stopSignal = stopSignal
+    private init(exitSignal: EventFD) {
         self.exitSignal = exitSignal
     }
 
     deinit {
-        stopSignal.close()
         exitSignal.close()
     }
 
@@ -31,10 +30,7 @@ public final class PlatformThread: Sendable {
     /// - Throws: the `Errno` of `eventfd(2)` or `pthread_create(3)`.
     @discardableResult
     public static func start(_ body: @escaping @Sendable (PlatformThread) -> Void) throws(Errno) -> PlatformThread {
-        let stopSignal = try EventFD()
-        let exitSignal: EventFD
-        do { exitSignal = try EventFD() } catch { stopSignal.close(); throw error }
-        let thread = PlatformThread(stopSignal: stopSignal, exitSignal: exitSignal)
+        let thread = PlatformThread(exitSignal: try EventFD())
         try Syscalls.startDetachedThread {
             body(thread)
             thread.exitedFlag.store(true, ordering: .releasing)
@@ -44,22 +40,33 @@ public final class PlatformThread: Sendable {
     }
 
     /// Asks the thread to finish and wakes it from ``sleep(for:)``. Safe from any thread; does not wait.
-    public func requestStop() {
-        stopFlag.store(true, ordering: .releasing)
-        stopSignal.signal()
-    }
+    public func requestStop() { stopWord.storeAndWake(1) }
 
-    public var isStopRequested: Bool { stopFlag.load(ordering: .acquiring) }
+    public var isStopRequested: Bool { stopWord.value != 0 }
 
     /// Whether the body has returned.
     public var hasExited: Bool { exitedFlag.load(ordering: .acquiring) }
 
-    /// On the thread itself: sleeps up to `duration` in `poll(2)` on the stop eventfd.
-    /// Returns false when a stop was requested (before or during the sleep).
+    /// On the thread itself: sleeps up to `duration`. Returns false when a stop was requested
+    /// (before or during the sleep).
     public func sleep(for duration: Duration) -> Bool {
-        if isStopRequested { return false }
-        _ = try? stopSignal.fileDescriptor.poll(for: .readable, timeout: max(.zero, duration))
-        return !isStopRequested
+        let (seconds, attoseconds) = max(.zero, duration).components
+        let nanoseconds = seconds.multipliedReportingOverflow(by: 1_000_000_000)
+        guard !nanoseconds.overflow else { return sleep(untilMonotonicNanoseconds: .max) }
+        let (deadline, overflow) = MonotonicClock.nowNanoseconds()
+            .addingReportingOverflow(nanoseconds.partialValue.addingReportingOverflow(attoseconds / 1_000_000_000).partialValue)
+        return sleep(untilMonotonicNanoseconds: overflow ? .max : deadline)
+    }
+
+    /// On the thread itself: sleeps until the `CLOCK_MONOTONIC` time `deadline` (nanoseconds, as
+    /// ``MonotonicClock/nowNanoseconds()``), a fixed schedule that does not drift with the time
+    /// the work between sleeps takes. Returns false when a stop was requested (before or during).
+    public func sleep(untilMonotonicNanoseconds deadline: Int64) -> Bool {
+        while !isStopRequested {
+            // Woken (a stop), interrupted or raced with a stop: check again; timed out: done.
+            guard stopWord.wait(whileEquals: 0, untilMonotonicNanoseconds: deadline) else { return !isStopRequested }
+        }
+        return false
     }
 
     /// From another thread: waits up to `timeout` for the body to return; true when it has.

@@ -45,6 +45,38 @@ import TestSupport
         #expect(thread.isStopRequested && thread.hasExited)
     }
 
+    @Test func aSleepUntilADeadlineKeepsAFixedScheduleAndAStopEndsItEarly() throws {
+        // Three periods of 30 ms on an absolute schedule: never woken before a deadline, and the
+        // schedule does not drift by the work between sleeps (20 ms here).
+        let wakes = Mutex<[Int64]>([])
+        let start = MonotonicClock.nowNanoseconds()
+        let thread = try PlatformThread.start { thread in
+            var deadline = start
+            for _ in 0..<3 {
+                deadline += 30_000_000
+                guard thread.sleep(untilMonotonicNanoseconds: deadline) else { return }
+                let woke = MonotonicClock.nowNanoseconds()
+                wakes.withLock { $0.append(woke - deadline) }
+                MonotonicClock.sleep(for: .milliseconds(20))
+            }
+            _ = thread.sleep(untilMonotonicNanoseconds: .max)  // until stopped
+        }
+        #expect(thread.waitForExit(timeout: .milliseconds(400)) == false)
+        let lateness = wakes.withLock { $0 }
+        #expect(lateness.count == 3)
+        #expect(lateness.allSatisfy { $0 >= 0 }, "woken before its deadline: \(lateness) ns")
+        let stopAt = MonotonicClock.nowNanoseconds()
+        thread.requestStop()
+        #expect(thread.waitForExit(timeout: .seconds(5)))
+        #expect(MonotonicClock.nowNanoseconds() - stopAt < 2_000_000_000)
+        // A deadline already past returns at once, true while no stop is requested.
+        let past = try PlatformThread.start { thread in
+            wakes.withLock { $0 = [thread.sleep(untilMonotonicNanoseconds: 0) ? 1 : 0] }
+        }
+        #expect(past.waitForExit(timeout: .seconds(5)))
+        #expect(wakes.withLock { $0 } == [1])
+    }
+
     @Test func threadIdentityTellsThreadsApart() throws {
         let here = PlatformThread.currentID
         #expect(here == PlatformThread.currentID)

@@ -12,17 +12,28 @@ import QiblaEventLoop
 import QiblaPlatform
 import Synchronization
 
-/// The three `_raw` attributes of one polled sensor and how to turn them into a sample.
-struct PolledChannel: Sendable {
-    var kind: SensorKind
-    var axes: [SysfsAttribute]
-    var calibration: AxisCalibration
+/// The three `_raw` attributes of one polled sensor and how to turn them into a sample. A class:
+/// the sampling thread takes the list once per configuration change, and passing one reference
+/// per channel per period costs one retain, not one per attribute and string.
+final class PolledChannel: Sendable {
+    let kind: SensorKind
+    let axes: [SysfsAttribute]
+    let calibration: AxisCalibration
     /// The device's sysfs `name` attribute, checked once a second: a kernel answers reads of an
     /// unbound device's open attributes with ENODEV, but a tree of plain files (the simulator,
     /// a test fixture) keeps answering, so the device directory's presence is checked as well.
-    var presencePath: String
+    let presencePath: String
     /// For the message when the device has gone: `iio:deviceN (name)`.
-    var deviceDescription: String
+    let deviceDescription: String
+
+    init(kind: SensorKind, axes: [SysfsAttribute], calibration: AxisCalibration, presencePath: String,
+         deviceDescription: String) {
+        self.kind = kind
+        self.axes = axes
+        self.calibration = calibration
+        self.presencePath = presencePath
+        self.deviceDescription = deviceDescription
+    }
 }
 
 /// What the sampling thread reports to the loop; always delivered by the loop's holder (its thread, or
@@ -36,25 +47,32 @@ struct PollingSamplerSink {
 final class PollingSampler: @unchecked Sendable {
     private struct Mailbox {
         var channels: [PolledChannel] = []
+        /// Changes with every ``add(_:)`` and ``remove(_:)``: a sample read under another
+        /// configuration is not delivered (its channel may be gone or replaced).
+        var configuration = 0
         var samples = SensorSampleBatch()
         var dropped: [SensorKind: Int] = [:]
         var failures: [(SensorKind, String)] = []
         var postPending = false
-        var lastHandOff = ContinuousClock.now
-        var generation = 0
+        /// `CLOCK_MONOTONIC` nanoseconds of the last hand-off.
+        var lastHandOff = MonotonicClock.nowNanoseconds()
     }
 
     private let loop: EventLoop
-    private let period: Duration
-    private let handOffInterval: Duration
-    /// A hand-off is due this long after the last: half a period early, so that a hand-off every
-    /// `handOffInterval` does not slip to the following sample by the time the reads take.
-    private let handOffDue: Duration
+    /// Nanoseconds between reads.
+    private let period: Int64
+    /// A hand-off is due this long (nanoseconds) after the last: half a period before
+    /// `handOffInterval`, so that a hand-off every interval does not slip to the following sample by
+    /// the time the reads take.
+    private let handOffDue: Int64
     private let hook: (@Sendable (String) -> Void)?
     /// How often the reading thread checks that its devices are still in sysfs: on a wakeup it has
-    /// anyway (the first read of a period), so the check costs a `stat`, not a wakeup of the loop.
+    /// anyway (the first read of a period), so the check costs an `access`, not a wakeup of the loop.
     static let presenceInterval: Duration = .seconds(1)
     private let mailbox = Mutex(Mailbox())
+    /// ``Mailbox/configuration``, readable without the lock: the thread takes the channel list only
+    /// when it changed, not every period.
+    private let configuration = Atomic<Int>(0)
     /// Built once: posting an existing closure allocates nothing.
     private var drain: (@Sendable () -> Void)!
     // Loop-thread state.
@@ -63,9 +81,9 @@ final class PollingSampler: @unchecked Sendable {
 
     init(loop: EventLoop, sampleRateHertz: Double, handOffInterval: Duration, hook: (@Sendable (String) -> Void)?) {
         self.loop = loop
-        period = .nanoseconds(Int64(1e9 / sampleRateHertz))
-        self.handOffInterval = handOffInterval
-        handOffDue = max(.zero, handOffInterval - period / 2)
+        period = Int64(1e9 / sampleRateHertz)
+        let interval = handOffInterval.components
+        handOffDue = max(0, interval.seconds * 1_000_000_000 + interval.attoseconds / 1_000_000_000 - period / 2)
         self.hook = hook
         drain = { [weak self] in self?.handOver() }
     }
@@ -75,7 +93,7 @@ final class PollingSampler: @unchecked Sendable {
 
     /// Starts reading `channel` with the others (loop thread); starts the thread if none runs.
     func add(_ channel: PolledChannel) throws(SensorSetupError) {
-        mailbox.withLock { box in
+        changeConfiguration { box in
             box.channels.removeAll { $0.kind == channel.kind }
             box.channels.append(channel)
         }
@@ -86,7 +104,7 @@ final class PollingSampler: @unchecked Sendable {
                 readLoop(thread: thread, period: period, hook: hook)
             }
         } catch {
-            mailbox.withLock { box in box.channels.removeAll { $0.kind == channel.kind } }
+            changeConfiguration { box in box.channels.removeAll { $0.kind == channel.kind } }
             throw SensorSetupError("cannot start the sensor reading thread: \(error)")
         }
     }
@@ -95,12 +113,11 @@ final class PollingSampler: @unchecked Sendable {
     /// removal stops the thread without waiting for a read in progress. Returns the stopped thread.
     @discardableResult
     func remove(_ kind: SensorKind) -> PlatformThread? {
-        let empty = mailbox.withLock { box -> Bool in
+        let empty = changeConfiguration { box -> Bool in
             box.channels.removeAll { $0.kind == kind }
             box.samples.removeAll { $0.kind == kind }
             box.dropped[kind] = nil
             box.failures.removeAll { $0.0 == kind }
-            if box.channels.isEmpty { box.generation += 1 }
             return box.channels.isEmpty
         }
         guard empty, let stopped = thread else { return nil }
@@ -109,16 +126,27 @@ final class PollingSampler: @unchecked Sendable {
         return stopped
     }
 
+    private func changeConfiguration<R>(_ change: (inout Mailbox) -> R) -> R {
+        mailbox.withLock { box in
+            let result = change(&box)
+            box.configuration &+= 1
+            configuration.store(box.configuration, ordering: .releasing)
+            return result
+        }
+    }
+
     private func handOver() {
-        let (samples, dropped, failures) = mailbox.withLock { box in
+        var samples = SensorSampleBatch()
+        let (dropped, failures) = mailbox.withLock { box in
             box.postPending = false
-            box.lastHandOff = ContinuousClock.now
+            box.lastHandOff = MonotonicClock.nowNanoseconds()
+            swap(&samples, &box.samples)
+            guard !box.dropped.isEmpty || !box.failures.isEmpty else { return ([SensorKind: Int](), [(SensorKind, String)]()) }
             defer {
-                box.samples.removeAll()
-                if !box.dropped.isEmpty { box.dropped.removeAll() }
-                if !box.failures.isEmpty { box.failures.removeAll() }
+                box.dropped.removeAll()
+                box.failures.removeAll()
             }
-            return (box.samples, box.dropped, box.failures)
+            return (box.dropped, box.failures)
         }
         guard let sink else { return }
         if !samples.isEmpty { sink.deliver(samples) }
@@ -126,18 +154,23 @@ final class PollingSampler: @unchecked Sendable {
         for (kind, reason) in failures { sink.failed(kind, reason) }
     }
 
-    /// The thread body: each period read every channel, put the samples in the mailbox, post the
-    /// drain closure when a hand-off is due, sleep (stop-aware) until the next period.
-    private func readLoop(thread: PlatformThread, period: Duration, hook: (@Sendable (String) -> Void)?) {
-        let clock = ContinuousClock()
-        var next = clock.now
-        var nextPresenceCheck = next.advanced(by: Self.presenceInterval)
+    /// The thread body: each period read every channel, put the samples in the mailbox, hand them
+    /// over when due, sleep (stop-aware) until the next period on a fixed `CLOCK_MONOTONIC` schedule.
+    private func readLoop(thread: PlatformThread, period: Int64, hook: (@Sendable (String) -> Void)?) {
+        let presenceInterval = Self.presenceInterval.components.seconds * 1_000_000_000
+        var channels: [PolledChannel] = []
+        var configuration = -1
+        var next = MonotonicClock.nowNanoseconds()
+        var nextPresenceCheck = next + presenceInterval
         var raw = (0.0, 0.0, 0.0)
         while !thread.isStopRequested {
-            let (channels, generation) = mailbox.withLock { ($0.channels, $0.generation) }
+            if self.configuration.load(ordering: .acquiring) != configuration {
+                (channels, configuration) = mailbox.withLock { ($0.channels, $0.configuration) }
+            }
             let checkPresence = next >= nextPresenceCheck
-            if checkPresence { nextPresenceCheck = next.advanced(by: Self.presenceInterval) }
-            for (channelIndex, channel) in channels.enumerated() {
+            if checkPresence { nextPresenceCheck = next + presenceInterval }
+            for channelIndex in channels.indices {
+                let channel = channels[channelIndex]
                 let lastOfPeriod = channelIndex == channels.count - 1
                 var dropped = 0
                 var failure: String?
@@ -145,7 +178,8 @@ final class PollingSampler: @unchecked Sendable {
                     failure = "\(channel.deviceDescription) disappeared from sysfs"
                 }
                 let timestamp = MonotonicClock.nowNanoseconds()
-                for (index, axis) in channel.axes.enumerated() where failure == nil {
+                for index in channel.axes.indices where failure == nil {
+                    let axis = channel.axes[index]
                     hook?(axis.path)
                     let value: Double?
                     do { value = try axis.readNumber() } catch {
@@ -169,12 +203,12 @@ final class PollingSampler: @unchecked Sendable {
                     }
                 }
                 let post = mailbox.withLock { box -> Bool in
-                    // The channel was removed (or re-added) while this thread was reading it.
-                    guard box.generation == generation, box.channels.contains(where: { $0.kind == channel.kind }) else {
-                        return false
-                    }
+                    // The channels changed while this thread was reading.
+                    guard box.configuration == configuration else { return false }
                     if let failure {
                         box.channels.removeAll { $0.kind == channel.kind }
+                        box.configuration &+= 1
+                        self.configuration.store(box.configuration, ordering: .releasing)
                         box.failures.append((channel.kind, failure))
                     }
                     if dropped > 0 { box.dropped[channel.kind, default: 0] += dropped }
@@ -185,7 +219,7 @@ final class PollingSampler: @unchecked Sendable {
                     // accelerometer a moment later would change the heading twice within the rate
                     // limit and arm a retry timer (two loop wakeups) at slow sample rates.
                     let due = failure != nil || box.samples.count + channels.count > SensorSampleBatch.capacity
-                        || (lastOfPeriod && box.lastHandOff.duration(to: clock.now) >= handOffDue)
+                        || (lastOfPeriod && timestamp - box.lastHandOff >= handOffDue)
                     guard due, !box.postPending, !box.samples.isEmpty || !box.dropped.isEmpty || !box.failures.isEmpty else {
                         return false
                     }
@@ -194,10 +228,10 @@ final class PollingSampler: @unchecked Sendable {
                 }
                 if post, !loop.runWhileAsleep({ handOver() }) { loop.post(drain) }
             }
-            next = next.advanced(by: period)
-            let now = clock.now
+            next += period
+            let now = MonotonicClock.nowNanoseconds()
             if next < now { next = now }  // a slow read does not cause a burst afterwards
-            guard thread.sleep(for: now.duration(to: next)) else { return }
+            guard thread.sleep(untilMonotonicNanoseconds: next) else { return }
         }
     }
 }

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, mallinfo2, malloc_trim). Used by QiblaPlatform only. */
+/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, futex, mallinfo2, malloc_trim). Used by QiblaPlatform only. */
 #ifndef QIBLAD_CLINUX_SHIM_H
 #define QIBLAD_CLINUX_SHIM_H
 #include <sys/eventfd.h>
@@ -7,6 +7,33 @@
 #include <sys/signalfd.h>
 #include <sys/timerfd.h>
 #include <signal.h>
+#include <errno.h>
+#include <limits.h>
+#include <stdint.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/futex.h>
+
+/* A word a thread waits on with futex(2) and others change and wake; C11 atomics, since Swift's
+   Atomic has no stable address to hand the kernel. */
+static inline uint32_t qiblad_word_load(const uint32_t *word) { return __atomic_load_n(word, __ATOMIC_ACQUIRE); }
+static inline void qiblad_word_store(uint32_t *word, uint32_t value) { __atomic_store_n(word, value, __ATOMIC_RELEASE); }
+
+/* futex(2) FUTEX_WAIT_BITSET (private): sleeps while *word == expected, until woken or the absolute
+   CLOCK_MONOTONIC time deadline_ns (< 0: no deadline). 0 when woken, else the errno: ETIMEDOUT,
+   EAGAIN (*word was not `expected`), EINTR. */
+static inline int qiblad_futex_wait_until(uint32_t *word, uint32_t expected, int64_t deadline_ns) {
+    struct timespec deadline = { .tv_sec = deadline_ns / 1000000000, .tv_nsec = deadline_ns % 1000000000 };
+    long result = syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG, expected,
+                          deadline_ns < 0 ? NULL : &deadline, NULL, FUTEX_BITSET_MATCH_ANY);
+    return result == 0 ? 0 : errno;
+}
+
+/* futex(2) FUTEX_WAKE (private): wakes every thread waiting on word. */
+static inline void qiblad_futex_wake_all(uint32_t *word) {
+    syscall(SYS_futex, word, FUTEX_WAKE | FUTEX_PRIVATE_FLAG, INT_MAX, NULL, NULL, 0);
+}
 #if defined(__GLIBC__) && (__GLIBC__ > 2 || (__GLIBC__ == 2 && __GLIBC_MINOR__ >= 33))
 #include <malloc.h>
 /* Heap bytes in use (glibc >= 2.33 `mallinfo2().uordblks`), for the allocation benchmarks. */

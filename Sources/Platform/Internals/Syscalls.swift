@@ -118,6 +118,48 @@ enum Syscalls {
         return Int(try retrying { entries.withUnsafeMutableBufferPointer { poll($0.baseAddress, count, milliseconds) } })
     }
 
+    // MARK: futex(2)
+
+    /// A 32-bit word at a fixed address that one thread sleeps on (`FUTEX_WAIT_BITSET`, an absolute
+    /// `CLOCK_MONOTONIC` deadline) and others change and wake (`FUTEX_WAKE`): a stop-aware sleep
+    /// with no descriptor and no `poll` set, one system call per sleep.
+    final class FutexWord: @unchecked Sendable {
+        private let word: UnsafeMutablePointer<UInt32>
+
+        init(_ value: UInt32 = 0) {
+            word = .allocate(capacity: 1)
+            word.initialize(to: value)
+        }
+
+        deinit { word.deallocate() }
+
+        /// The value (acquire).
+        var value: UInt32 { qiblad_word_load(word) }
+
+        /// Sets the value (release) and wakes every waiter.
+        func storeAndWake(_ value: UInt32) {
+            qiblad_word_store(word, value)
+            qiblad_futex_wake_all(word)
+        }
+
+        /// Sleeps while the value is `expected`, until woken or the `CLOCK_MONOTONIC` time `deadline`
+        /// (nanoseconds; `Int64.max`: no deadline). Returns false when the deadline passed, true when
+        /// woken, interrupted or the value was not `expected`: the caller checks what it waits for and
+        /// calls again.
+        func wait(whileEquals expected: UInt32, untilMonotonicNanoseconds deadline: Int64) -> Bool {
+            switch qiblad_futex_wait_until(word, expected, deadline == .max ? -1 : deadline) {
+            case 0, EAGAIN, EINTR:
+                return true
+            case ETIMEDOUT:
+                return false
+            default:
+                // A refused futex (a seccomp filter, say): sleep out the time plainly rather than spin.
+                Syscalls.sleep(nanoseconds: deadline - Syscalls.clockNanoseconds(realtime: false))
+                return false
+            }
+        }
+    }
+
     // MARK: eventfd(2), timerfd_create(2), signalfd(2)
 
     static func makeEventFD() throws(Errno) -> Int32 {
