@@ -3,9 +3,12 @@
 # The floor under a polling sensor daemon on this machine (issue 12): scripts/wake-floor.c, built
 # with cc -O2, wakes once per period (poll on an eventfd with a timeout, as qiblad's sampling thread
 # sleeps), then also reads six sysfs-style attributes (pread, tmpfs), then also sends a 300-byte
-# message every other period (a signal at 10 Hz). It prints on-CPU µs per period from
+# message at most every 100 ms (a signal at 10 Hz: every other period at 50 ms, every period at 700 ms). It prints on-CPU µs per period from
 # /proc/thread-self/schedstat. qiblad's per-sample cost (scripts/bench-daemon.sh) is this floor plus
 # what qiblad itself does; a CPU goal below the floor cannot be met by any polling daemon here.
+# With libdbus's headers (libdbus-1-dev), a fourth variant sends a real PropertiesChanged through
+# libdbus on a private dbus-daemon instead of the bare datagram: the floor of a C daemon that
+# speaks D-Bus the way qiblad does.
 #
 #   scripts/bench-wake-floor.sh            # 50 ms × 200 and 700 ms × 20 per variant
 #   scripts/bench-wake-floor.sh 100 10     # fewer iterations
@@ -20,8 +23,17 @@ output=${BENCH_OUTPUT:-BENCHMARKS.md}
 pids=()
 . scripts/lib/bench-common.sh
 work=$(mktemp -d "$(bench_scratch_root)/qiblad-wake-floor.XXXXXX")
-trap 'rm -rf "$work"' EXIT
-cc -O2 -Wall -o "$work/wake-floor" scripts/wake-floor.c
+trap 'stop_all_pids; rm -rf "$work"' EXIT
+bus_address=
+if pkg-config --exists dbus-1 2>/dev/null && command -v dbus-daemon >/dev/null; then
+    # shellcheck disable=SC2046
+    cc -O2 -Wall -DWITH_DBUS $(pkg-config --cflags dbus-1) -o "$work/wake-floor" scripts/wake-floor.c $(pkg-config --libs dbus-1)
+    start_private_bus bus session
+    bus_address="unix:path=$work/bus"
+else
+    echo "bench-wake-floor: no libdbus headers or dbus-daemon: the libdbus variant is left out" >&2
+    cc -O2 -Wall -o "$work/wake-floor" scripts/wake-floor.c
+fi
 
 rows=()
 for setting in "50 $fast_iterations" "700 $slow_iterations"; do
@@ -30,7 +42,7 @@ for setting in "50 $fast_iterations" "700 $slow_iterations"; do
     while read -r variant micros switches; do
         echo "   $variant: $micros µs on-CPU per period, $switches voluntary switches" >&2
         rows+=("| $period ms | \`$variant\` | $micros µs | $switches | $(awk -v u="$micros" -v p="$period" 'BEGIN { printf "%.3f %%", u / (p * 1000) * 100 }') |")
-    done < <("$work/wake-floor" "$period" "$iterations" "$work")
+    done < <("$work/wake-floor" "$period" "$iterations" "$work" ${bus_address:+"$bus_address"})
 done
 
 machine=$(awk -F': ' '/^model name/ { print $2; exit }' /proc/cpuinfo | sed 's/ [0-9]*-Core Processor//')
@@ -41,8 +53,11 @@ section=$(cat <<TEXT
 - Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $machine ($(nproc) logical CPUs), $(uname -sr).
 - Command: \`scripts/bench-wake-floor.sh $fast_iterations $slow_iterations\` (\`scripts/wake-floor.c\`, \`cc -O2\`; files on $(bench_scratch_description)).
 - One C thread per variant: \`wake\` = \`poll\` on an eventfd with the period as timeout; \`+6reads\` = also \`pread\` of six
-  attribute files (a magnetometer and an accelerometer vector); \`+signal/2\` = also a 300-byte \`sendmsg\` on a Unix socket
-  every other period (one \`PropertiesChanged\` per two samples at 20 Hz). On-CPU time from \`/proc/thread-self/schedstat\`.
+  attribute files (a magnetometer and an accelerometer vector); \`+signal\` = also a 300-byte \`sendmsg\` on a Unix socket
+  at most every 100 ms, as qiblad's signals at \`max-signal-rate = 10\` (every other period at 50 ms, every period at
+  700 ms, where the turning magnetometer changes the heading each sample); \`+libdbus-signal\` = instead a real
+  \`PropertiesChanged\` (four double properties) built and sent with libdbus on a private dbus-daemon. On-CPU time from
+  \`/proc/thread-self/schedstat\`.
 
 | period | variant | on-CPU per period | voluntary switches per period | CPU (of one core) |
 |---|---|---:|---:|---:|

@@ -2,10 +2,14 @@
 // The floor under any polling sensor daemon on this machine (issue 12): the on-CPU time of a
 // thread that wakes once per period and does nothing else, then the same plus the six sysfs-style
 // reads of a magnetometer and an accelerometer sample, then plus a ~300-byte datagram to a peer
-// every other period (a PropertiesChanged signal at 10 Hz). No Swift, no D-Bus, no model: what a
-// sample costs before qiblad adds anything. Built and run by scripts/bench-wake-floor.sh.
+// at most every 100 ms (a PropertiesChanged signal at qiblad's default max-signal-rate of 10 Hz:
+// every other period at 50 ms, every period at 700 ms). No Swift, no D-Bus, no model: what a
+// sample costs before qiblad adds anything. With a bus address (built with libdbus, WITH_DBUS), a
+// fourth variant sends a real PropertiesChanged signal through libdbus at the same moments instead
+// of the bare datagram (four double properties, as qiblad's heading group): the floor of any
+// daemon that speaks D-Bus through libdbus. Built and run by scripts/bench-wake-floor.sh.
 //
-// usage: wake-floor PERIOD_MS ITERATIONS DIR
+// usage: wake-floor PERIOD_MS ITERATIONS DIR [BUS_ADDRESS]
 // Prints one line per variant: "variant µs-per-iteration voluntary-switches-per-iteration".
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -17,6 +21,37 @@
 #include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
+#ifdef WITH_DBUS
+#include <dbus/dbus.h>
+
+// org.freedesktop.DBus.Properties.PropertiesChanged("io.github.qiblad.Qibla1", {4 × name: <double>}, []).
+static int send_properties_changed(DBusConnection *connection, double value) {
+    static const char *names[4] = {"Heading", "QiblaTurn", "HeadingError", "MagneticHeading"};
+    const char *interface = "io.github.qiblad.Qibla1";
+    DBusMessage *signal = dbus_message_new_signal("/io/github/qiblad/Qibla1", "org.freedesktop.DBus.Properties",
+                                                  "PropertiesChanged");
+    if (!signal) return -1;
+    DBusMessageIter body, changed, entry, variant, invalidated;
+    dbus_message_iter_init_append(signal, &body);
+    dbus_message_iter_append_basic(&body, DBUS_TYPE_STRING, &interface);
+    dbus_message_iter_open_container(&body, DBUS_TYPE_ARRAY, "{sv}", &changed);
+    for (int i = 0; i < 4; i++) {
+        double v = value + i;
+        dbus_message_iter_open_container(&changed, DBUS_TYPE_DICT_ENTRY, NULL, &entry);
+        dbus_message_iter_append_basic(&entry, DBUS_TYPE_STRING, &names[i]);
+        dbus_message_iter_open_container(&entry, DBUS_TYPE_VARIANT, "d", &variant);
+        dbus_message_iter_append_basic(&variant, DBUS_TYPE_DOUBLE, &v);
+        dbus_message_iter_close_container(&entry, &variant);
+        dbus_message_iter_close_container(&changed, &entry);
+    }
+    dbus_message_iter_close_container(&body, &changed);
+    dbus_message_iter_open_container(&body, DBUS_TYPE_ARRAY, "s", &invalidated);
+    dbus_message_iter_close_container(&body, &invalidated);
+    dbus_bool_t sent = dbus_connection_send(connection, signal, NULL);
+    dbus_message_unref(signal);
+    return sent ? 0 : -1;
+}
+#endif
 
 // Field 1 of /proc/thread-self/schedstat: nanoseconds on the CPU (Documentation/scheduler/sched-stats.rst).
 static double on_cpu_ns(void) {
@@ -39,9 +74,15 @@ static long voluntary_switches(void) {
     return value;
 }
 
+#ifdef WITH_DBUS
+typedef DBusConnection *DBusConnectionPtr;
+#else
+typedef void *DBusConnectionPtr;
+#endif
+
 int main(int argc, char **argv) {
-    if (argc != 4) {
-        fprintf(stderr, "usage: %s PERIOD_MS ITERATIONS DIR\n", argv[0]);
+    if (argc != 4 && argc != 5) {
+        fprintf(stderr, "usage: %s PERIOD_MS ITERATIONS DIR [BUS_ADDRESS]\n", argv[0]);
         return 2;
     }
     int period_ms = atoi(argv[1]), iterations = atoi(argv[2]);
@@ -68,8 +109,21 @@ int main(int argc, char **argv) {
     char message[300];
     memset(message, 'x', sizeof message);
 
-    static const char *variants[3] = {"wake", "wake+6reads", "wake+6reads+signal/2"};
-    for (int variant = 0; variant < 3; variant++) {
+    DBusConnectionPtr connection = NULL;
+#ifdef WITH_DBUS
+    if (argc == 5) {
+        DBusError error;
+        dbus_error_init(&error);
+        connection = dbus_connection_open_private(argv[4], &error);
+        if (!connection || !dbus_bus_register(connection, &error)) {
+            fprintf(stderr, "%s: %s\n", argv[4], error.message);
+            return 1;
+        }
+    }
+#endif
+    static const char *variants[4] = {"wake", "wake+6reads", "wake+6reads+signal", "wake+6reads+libdbus-signal"};
+    int signal_every = period_ms >= 100 ? 1 : (100 + period_ms - 1) / period_ms;  // at most 10 signals a second
+    for (int variant = 0; variant < (connection ? 4 : 3); variant++) {
         double cpu0 = on_cpu_ns();
         long switches0 = voluntary_switches();
         long sum = 0;
@@ -83,11 +137,17 @@ int main(int argc, char **argv) {
                     if (n > 0) { buffer[n] = 0; sum += strtol(buffer, NULL, 10); }
                 }
             }
-            if (variant == 2 && i % 2 == 0) {
+            if (variant == 2 && i % signal_every == 0) {
                 struct iovec iov = {.iov_base = message, .iov_len = sizeof message};
                 struct msghdr header = {.msg_iov = &iov, .msg_iovlen = 1};
                 if (sendmsg(pair[0], &header, MSG_NOSIGNAL) < 0) { perror("sendmsg"); return 1; }
             }
+#ifdef WITH_DBUS
+            if (variant == 3 && i % signal_every == 0) {
+                if (send_properties_changed(connection, sum + i) != 0) { fputs("libdbus: out of memory\n", stderr); return 1; }
+                dbus_connection_flush(connection);
+            }
+#endif
         }
         double cpu = on_cpu_ns() - cpu0;
         long switches = voluntary_switches() - switches0;
@@ -95,6 +155,12 @@ int main(int argc, char **argv) {
         fflush(stdout);
         if (sum == 42) puts("");  // keep the reads
     }
+#ifdef WITH_DBUS
+    if (connection) {
+        dbus_connection_close(connection);
+        dbus_connection_unref(connection);
+    }
+#endif
     close(pair[0]);
     waitpid(reader, NULL, 0);
     return 0;

@@ -42,6 +42,8 @@ public final class EventLoop: @unchecked Sendable {
 
     private var watches: [UInt64: Watch] = [:]
     private var timers: [UInt64: Timer] = [:]
+    /// The earliest deadline ``schedule(after:repeating:_:)`` set since a borrower began its work.
+    private var earliestScheduled: ContinuousClock.Instant?
     /// Handlers run just before the loop goes to sleep in `poll` (libdbus dispatch, libgps buffered data).
     private var beforeSleep: [UInt64: () -> Void] = [:]
     /// `beforeSleep`'s hooks in token order, rebuilt when a hook is added or cancelled: running
@@ -106,7 +108,9 @@ public final class EventLoop: @unchecked Sendable {
     public func schedule(after delay: Duration, repeating: Duration? = nil,
                          _ handler: @escaping () -> Void) -> Token {
         let token = makeToken()
-        timers[token.raw] = Timer(deadline: clock.now.advanced(by: delay), interval: repeating, handler: handler)
+        let deadline = clock.now.advanced(by: delay)
+        timers[token.raw] = Timer(deadline: deadline, interval: repeating, handler: handler)
+        earliestScheduled = min(earliestScheduled ?? deadline, deadline)
         return token
     }
 
@@ -153,9 +157,11 @@ public final class EventLoop: @unchecked Sendable {
     public func runWhileAsleep(_ work: () -> Void) -> Bool {
         guard holder.compareExchange(expected: Holder.nobody.rawValue, desired: Holder.borrower.rawValue,
                                      ordering: .acquiring).exchanged else { return false }
+        earliestScheduled = nil
         work()
+        // The sleeping loop counted every timer it had; only one armed by `work` can be earlier.
         var mustWake = pollSetIsStale
-        if !mustWake, let next = nextTimerDeadline() {
+        if !mustWake, let next = earliestScheduled {
             if let sleepingUntil { mustWake = next < sleepingUntil } else { mustWake = true }
         }
         let previous = holder.exchange(Holder.nobody.rawValue, ordering: .releasing)
