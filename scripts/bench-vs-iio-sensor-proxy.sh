@@ -59,6 +59,13 @@ if [[ -z $inner ]]; then
     work=$(mktemp -d "$TMPDIR/qiblad-vs-isp.XXXXXX")
     export BENCH_WORK=$work BENCH_BIN="$(swift build -c release --show-bin-path)"
     [[ -x $BENCH_BIN/qiblad ]] || { echo "bench-vs-iio-sensor-proxy: $BENCH_BIN/qiblad missing" >&2; exit 1; }
+    # The C floor beside both (scripts/wake-floor.c, libdbus variant), when libdbus's headers are here.
+    if pkg-config --exists dbus-1 2>/dev/null; then
+        # shellcheck disable=SC2046
+        cc -O2 -Wall -DWITH_DBUS $(pkg-config --cflags dbus-1) -o "$work/wake-floor" scripts/wake-floor.c $(pkg-config --libs dbus-1)
+    else
+        echo "bench-vs-iio-sensor-proxy: no libdbus headers (libdbus-1-dev): the C floor column is left out" >&2
+    fi
     cat >"$work/testbed.umockdev" <<'EOF'
 P: /devices/platform/accel/iio:device0
 N: iio:device0
@@ -166,7 +173,10 @@ has_accel=$(gdbus call --system -d net.hadess.SensorProxy -o /net/hadess/SensorP
 [[ $has_accel == *true* ]] || { echo "iio-sensor-proxy sees no accelerometer ($has_accel): $(cat "$work/iio-sensor-proxy.log")" >&2; exit 1; }
 
 # ---- one qiblad setting ----------------------------------------------------------------------
-results=()   # one line per round: setting isp_ns isp_samples q_ns q_samples isp_sw q_sw isp_rss q_rss isp_pss q_pss isp_dirty q_dirty q_threads isp_threads seconds
+results=()   # one line per round: setting isp_ns isp_samples q_ns q_samples isp_sw q_sw isp_rss q_rss isp_pss q_pss isp_dirty q_dirty q_threads isp_threads seconds floor_us
+# The C floor's six files: the testbed's attributes, read through the preload as qiblad reads them.
+floor_files=/sys/bus/iio/devices/iio:device1/in_magn_x_raw:/sys/bus/iio/devices/iio:device1/in_magn_y_raw:/sys/bus/iio/devices/iio:device1/in_magn_z_raw
+floor_files+=:/sys/bus/iio/devices/iio:device0/in_accel_x_raw:/sys/bus/iio/devices/iio:device0/in_accel_y_raw:/sys/bus/iio/devices/iio:device0/in_accel_z_raw
 run_setting() {  # name sample-rate
     local name=$1 rate=$2 round
     printf 'sample-rate = %s\n' "$rate" >"$work/qiblad-$name.conf"
@@ -194,17 +204,32 @@ run_setting() {  # name sample-rate
         grep -q claimed "$work/claim-isp.log" || { echo "ClaimAccelerometer failed: $(cat "$work/claim-isp.log")" >&2; exit 1; }
         grep -q claimed "$work/claim-qiblad.log" || { echo "ClaimCompass failed: $(cat "$work/claim-qiblad.log")" >&2; exit 1; }
         sleep 2
-        local pn0 qn0 pw0 qw0 qs0 t0 pn1 qn1 pw1 qw1 qs1 t1 s
+        local pn0 qn0 pw0 qw0 qs0 t0 pn1 qn1 pw1 qw1 qs1 t1 s floor_pid= floor_us=0 period_ms
+        if [[ -x $work/wake-floor ]]; then
+            # Over the same window: wake at qiblad's period, read the six attributes, send a libdbus
+            # PropertiesChanged at most every 100 ms (every period at 700 ms), on qiblad's bus.
+            period_ms=$(awk -v r="$rate" 'BEGIN { printf "%d", 1000 / r + 0.5 }')
+            WAKE_FLOOR_ONLY=wake+6reads+libdbus-signal WAKE_FLOOR_FILES=$floor_files "$work/wake-floor" "$period_ms" \
+                $((seconds * 1000 / period_ms)) "$work" "$DBUS_SESSION_BUS_ADDRESS" >"$work/floor-$name-$round.out" 2>&1 &
+            floor_pid=$!
+            pids+=("$floor_pid")
+        fi
         pn0=$(oncpu_ns "$proxy_pid"); qn0=$(oncpu_ns "$qiblad_pid"); pw0=$(switches "$proxy_pid"); qw0=$(switches "$qiblad_pid")
         qs0=$(sampler_voluntary "$qiblad_pid"); t0=$(date +%s%N)
         sleep "$seconds"
         pn1=$(oncpu_ns "$proxy_pid"); qn1=$(oncpu_ns "$qiblad_pid"); pw1=$(switches "$proxy_pid"); qw1=$(switches "$qiblad_pid")
         qs1=$(sampler_voluntary "$qiblad_pid"); t1=$(date +%s%N)
         s=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e9 }')
+        if [[ -n $floor_pid ]]; then
+            wait "$floor_pid" || true
+            forget_pid "$floor_pid"
+            read -r _ floor_us _ <"$work/floor-$name-$round.out" || floor_us=0
+            [[ $floor_us =~ ^[0-9.]+$ ]] || { echo "   the C floor failed: $(cat "$work/floor-$name-$round.out")" >&2; floor_us=0; }
+        fi
         results+=("$name $((pn1 - pn0)) $(awk -v s="$s" 'BEGIN { printf "%.1f", s / 0.7 }') $((qn1 - qn0)) $((qs1 - qs0)) \
 $((pw1 - pw0)) $((qw1 - qw0)) $(status_kb "$proxy_pid" VmRSS) $(status_kb "$qiblad_pid" VmRSS) \
 $(smaps_kb "$proxy_pid" Pss) $(smaps_kb "$qiblad_pid" Pss) $(smaps_kb "$proxy_pid" Private_Dirty) $(smaps_kb "$qiblad_pid" Private_Dirty) \
-$(threads "$qiblad_pid") $(threads "$proxy_pid") $s")
+$(threads "$qiblad_pid") $(threads "$proxy_pid") $s $floor_us")
         echo "   $name round $round: ${results[-1]}" >&2
         exec {isp_in}>&- {q_in}>&-
         sleep 2
@@ -225,13 +250,13 @@ summary() {  # setting → "isp_ns_per q_ns_per ratio isp_rss q_rss isp_pss q_ps
                                           return (n % 2) ? a[(n + 1) / 2] : (a[n / 2] + a[n / 2 + 1]) / 2 }
         $1 == want { n++; p[n] = $2 / $3; q[n] = $4 / $5; r[n] = q[n] / p[n]; prss[n] = $8; qrss[n] = $9; ppss[n] = $10; qpss[n] = $11
                      pd[n] = $12; qd[n] = $13; psw[n] = $6 / $16; qsw[n] = $7 / $16; qrate[n] = $5 / $16; qt = $14; pt = $15
-                     pcpu[n] = $2 / $16 / 1e7; qcpu[n] = $4 / $16 / 1e7 }
-        END { printf "%.0f %.0f %.2f %d %d %d %d %d %d %.1f %.1f %.2f %d %d %.3f %.3f %d\n", median(p, n), median(q, n), median(r, n),
+                     pcpu[n] = $2 / $16 / 1e7; qcpu[n] = $4 / $16 / 1e7; f[n] = $17 * 1000; fr[n] = f[n] / p[n] }
+        END { printf "%.0f %.0f %.2f %d %d %d %d %d %d %.1f %.1f %.2f %d %d %.3f %.3f %d %.0f %.2f\n", median(p, n), median(q, n), median(r, n),
                      median(prss, n), median(qrss, n), median(ppss, n), median(qpss, n), median(pd, n), median(qd, n),
-                     median(psw, n), median(qsw, n), median(qrate, n), pt, qt, median(pcpu, n), median(qcpu, n), n }'
+                     median(psw, n), median(qsw, n), median(qrate, n), pt, qt, median(pcpu, n), median(qcpu, n), n, median(f, n), median(fr, n) }'
 }
-read -r a_p a_q a_r a_prss a_qrss a_ppss a_qpss a_pd a_qd a_psw a_qsw a_qrate a_pt a_qt a_pcpu a_qcpu a_n <<<"$(summary 20hz)"
-read -r b_p b_q b_r b_prss b_qrss b_ppss b_qpss b_pd b_qd b_psw b_qsw b_qrate b_pt b_qt b_pcpu b_qcpu b_n <<<"$(summary 700ms)"
+read -r a_p a_q a_r a_prss a_qrss a_ppss a_qpss a_pd a_qd a_psw a_qsw a_qrate a_pt a_qt a_pcpu a_qcpu a_n a_f a_fr <<<"$(summary 20hz)"
+read -r b_p b_q b_r b_prss b_qrss b_ppss b_qpss b_pd b_qd b_psw b_qsw b_qrate b_pt b_qt b_pcpu b_qcpu b_n b_f b_fr <<<"$(summary 700ms)"
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 us() { awk -v n="$1" 'BEGIN { printf "%.1f µs", n / 1000 }'; }
 
@@ -259,6 +284,8 @@ section=$(cat <<EOF
 |---|---:|---:|---:|
 | on-CPU per processed sample | $(us "$a_q") | $(us "$b_q") | $(us "$a_p") (with the 20 Hz run), $(us "$b_p") (with the 1/0.7 s run) |
 | ratio qiblad / iio-sensor-proxy per sample (goal ≤ 0.5) | **$a_r** | **$b_r** | 1 |
+| the C floor beside them at qiblad's period (\`wake-floor.c\`: wake, six reads, a libdbus \`PropertiesChanged\` at most every 100 ms) | $(us "$a_f") | $(us "$b_f") | — |
+| ratio C floor / iio-sensor-proxy per sample | $a_fr | $b_fr | 1 |
 | CPU while claimed | $(awk -v c="$a_qcpu" 'BEGIN { printf "%.3f", c }') % of one core | $(awk -v c="$b_qcpu" 'BEGIN { printf "%.3f", c }') % | $(awk -v c="$a_pcpu" 'BEGIN { printf "%.3f", c }') % / $(awk -v c="$b_pcpu" 'BEGIN { printf "%.3f", c }') % |
 | samples per second (measured) | $a_qrate | $b_qrate | 1.43 |
 | context switches per second | $a_qsw | $b_qsw | $a_psw / $b_psw |
@@ -268,7 +295,7 @@ section=$(cat <<EOF
 | threads while claimed | $a_qt | $b_qt | $a_pt |
 
 - Raw rounds (setting, iio-sensor-proxy on-CPU ns, its samples, qiblad on-CPU ns, its samples, switches isp / qiblad, VmRSS isp / qiblad,
-  Pss isp / qiblad, Private_Dirty isp / qiblad, threads qiblad / isp, seconds):
+  Pss isp / qiblad, Private_Dirty isp / qiblad, threads qiblad / isp, seconds, C floor µs per sample):
 $raw
 <!-- vs-iio-sensor-proxy:end -->
 EOF

@@ -10,6 +10,9 @@
 // daemon that speaks D-Bus through libdbus. Built and run by scripts/bench-wake-floor.sh.
 //
 // usage: wake-floor PERIOD_MS ITERATIONS DIR [BUS_ADDRESS]
+// WAKE_FLOOR_ONLY=VARIANT runs only that variant (scripts/bench-ab.sh, beside two qiblad builds).
+// WAKE_FLOOR_FILES=P1:...:P6 reads those six existing files instead of creating them in DIR
+// (scripts/bench-vs-iio-sensor-proxy.sh: the umockdev testbed's attributes, through its preload).
 // Prints one line per variant: "variant µs-per-iteration voluntary-switches-per-iteration".
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -88,13 +91,23 @@ int main(int argc, char **argv) {
     int period_ms = atoi(argv[1]), iterations = atoi(argv[2]);
     const char *names[6] = {"in_magn_x_raw", "in_magn_y_raw", "in_magn_z_raw", "in_accel_x_raw", "in_accel_y_raw", "in_accel_z_raw"};
     int files[6];
+    char *given = getenv("WAKE_FLOOR_FILES") ? strdup(getenv("WAKE_FLOOR_FILES")) : NULL, *cursor = given;
     for (int i = 0; i < 6; i++) {
         char path[4096];
+        if (given) {
+            char *next = strsep(&cursor, ":");
+            if (!next) { fputs("WAKE_FLOOR_FILES: six paths separated by ':'\n", stderr); return 2; }
+            snprintf(path, sizeof path, "%s", next);
+            files[i] = open(path, O_RDONLY | O_CLOEXEC);
+            if (files[i] < 0) { perror(path); return 1; }
+            continue;
+        }
         snprintf(path, sizeof path, "%s/%s", argv[3], names[i]);
         int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
         if (fd < 0 || write(fd, "-1234\n", 6) != 6) { perror(path); return 1; }
         files[i] = fd;
     }
+    free(given);
     int stop = eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC);  // what a stop-aware sleep polls, as qiblad's does
     int pair[2];
     if (stop < 0 || socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, pair) != 0) { perror("setup"); return 1; }
@@ -123,7 +136,9 @@ int main(int argc, char **argv) {
 #endif
     static const char *variants[4] = {"wake", "wake+6reads", "wake+6reads+signal", "wake+6reads+libdbus-signal"};
     int signal_every = period_ms >= 100 ? 1 : (100 + period_ms - 1) / period_ms;  // at most 10 signals a second
+    const char *only = getenv("WAKE_FLOOR_ONLY");
     for (int variant = 0; variant < (connection ? 4 : 3); variant++) {
+        if (only && strcmp(only, variants[variant]) != 0) continue;
         double cpu0 = on_cpu_ns();
         long switches0 = voluntary_switches();
         long sum = 0;
