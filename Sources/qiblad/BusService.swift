@@ -75,10 +75,17 @@ final class BusService {
 
     /// The current values, set by the wiring after every change.
     var properties = PublishedProperties()
+    /// `PropertiesChanged` of our interface, its constant names checked and marshalled once.
+    private let propertiesChanged: DBusPropertiesChangedSignal
 
     init(connection: DBusConnection, onRequest: @escaping (ServiceRequest, PendingReply) -> Void) {
         self.connection = connection
         self.onRequest = onRequest
+        do {
+            propertiesChanged = try DBusPropertiesChangedSignal(path: QiblaBus.objectPath, interface: QiblaBus.interface)
+        } catch {
+            preconditionFailure("the generated interface's names are invalid: \(error)")
+        }
     }
 
     /// Registers the object and its parents (so `busctl tree` can walk down to it).
@@ -214,11 +221,13 @@ final class BusService {
     /// Broadcasts org.freedesktop.DBus.Properties.PropertiesChanged for `changed`.
     func emitPropertiesChanged(_ changed: PropertySet) throws(DBusError) {
         guard !changed.isEmpty else { return }
-        let signal = DBusMessage.signal(path: QiblaBus.objectPath, interface: "org.freedesktop.DBus.Properties",
-                                        member: "PropertiesChanged")
-        // Typed appends straight into the message: no DBusValue tree (boxes, arrays) per signal.
-        try signal.appendPropertiesChanged(interface: QiblaBus.interface, changed: changed) { property in
-            (name: property.rawValue, value: DBusBasicValue(properties[property]))
+        let values = properties
+        // Typed appends straight into a copy of the prepared signal: no names checked again, no
+        // DBusValue tree (boxes, arrays) per signal.
+        let signal = try propertiesChanged.message { entries throws(DBusError) in
+            for property in changed {
+                try entries.append(name: property.rawValue, value: DBusBasicValue(values[property]))
+            }
         }
         connection.send(signal)
     }

@@ -587,7 +587,7 @@ final class Daemon: @unchecked Sendable {
 
     /// Hands the model's properties to the bus service and sends what the publisher says is due.
     private func publish() {
-        let properties = model.properties
+        let properties = Self.properties(of: &model)
         service?.properties = properties
         let emission = publisher.update(properties, nowSeconds: monotonicSeconds)
         notifier.update(summary: ServiceStatus.Summary(properties, claimed: liveSourcesRunning))
@@ -605,6 +605,11 @@ final class Daemon: @unchecked Sendable {
         }
         armSunTimer()
     }
+
+    /// `model.properties`, read in place: the getter called on the model stored in this class
+    /// would first copy the whole model (its calibration and smoothing buffers retained and
+    /// released, kilobytes moved) once per publish; an `inout` access lends the stored model.
+    private static func properties(of model: inout DaemonModel) -> PublishedProperties { model.properties }
 
     // MARK: Sun
 

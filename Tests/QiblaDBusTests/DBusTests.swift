@@ -101,6 +101,39 @@ struct QiblaDBusTests {
         #expect(rejected.signature == "")
     }
 
+    @Test func preparedPropertiesChangedEqualsTheCheckedOne() throws {
+        let changed: [(name: String, value: DBusBasicValue)] = [
+            (name: "Heading", value: .double(271.5)), (name: "HasCompass", value: .bool(false)),
+            (name: "LocationSource", value: .string("manual")), (name: "LocationTimestamp", value: .uint64(42)),
+        ]
+        let prepared = try DBusPropertiesChangedSignal(path: "/org/qibla", interface: "org.qibla.Test")
+        func viaPrepared(_ entries: [(name: String, value: DBusBasicValue)]) throws(DBusError) -> DBusMessage {
+            try prepared.message { writer throws(DBusError) in
+                for entry in entries { try writer.append(name: entry.name, value: entry.value) }
+            }
+        }
+        let checked = DBusMessage.signal(path: "/org/qibla", interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged")
+        try checked.appendPropertiesChanged(interface: "org.qibla.Test", changed: changed)
+        // Each message is a fresh copy of the prototype: the same header and body as the checked
+        // construction, writable, and the prototype is not changed by what a copy receives.
+        for _ in 0..<2 {
+            let message = try viaPrepared(changed)
+            #expect(message.type == .signal)
+            #expect(message.path == checked.path && message.interface == checked.interface && message.member == checked.member)
+            #expect(message.signature == "sa{sv}as" && message.serial == 0)
+            #expect(try message.arguments() == checked.arguments())
+        }
+        #expect(try viaPrepared([]).arguments() == [.string("org.qibla.Test"), .dictionary(keySignature: "s", valueSignature: "v", []),
+                                                   .array(elementSignature: "s", [])])
+        // NUL in a name or a string value: thrown, and no message.
+        #expect(throws: DBusError.self) { try viaPrepared([(name: "a\0b", value: .bool(true))]) }
+        #expect(throws: DBusError.self) { try viaPrepared(changed + [(name: "a", value: .string("\0"))]) }
+        #expect(try viaPrepared(changed).arguments() == checked.arguments())
+        // The names are checked once, when it is prepared.
+        #expect(throws: DBusError.self) { try DBusPropertiesChangedSignal(path: "no/slash", interface: "org.qibla.Test") }
+        #expect(throws: DBusError.self) { try DBusPropertiesChangedSignal(path: "/org/qibla", interface: "not an interface") }
+    }
+
     @Test func invalidValuesAndNamesAreRejectedWithoutCrashing() throws {
         let message = DBusMessage.signal(path: "/org/qibla", interface: "org.qibla.Test", member: "Ping")
         let bad: [DBusValue] = [

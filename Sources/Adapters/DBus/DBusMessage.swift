@@ -126,10 +126,11 @@ public final class DBusMessage {
     /// Appends the body of `org.freedesktop.DBus.Properties.PropertiesChanged` (`sa{sv}as`):
     /// `interface`, the `changed` names with basic values, and an empty list of invalidated
     /// properties. Written straight into the message, without a ``DBusValue`` tree: no boxes,
-    /// arrays or signature strings per signal (a `PropertiesChanged` per heading change is the
-    /// daemon's most frequent message). `entry` turns each element of `changed` into a name and a
-    /// value; it is not stored (so what it captures is not copied to the heap) and is called twice
-    /// per element: all strings are checked first, so on a throw nothing was appended.
+    /// arrays or signature strings per signal. `entry` turns each element of `changed` into a name
+    /// and a value; it is not stored (so what it captures is not copied to the heap) and is called
+    /// twice per element: all strings are checked first, so on a throw nothing was appended.
+    /// (The daemon's own signals use ``DBusPropertiesChangedSignal``, which checks and marshals the
+    /// header and the interface once.)
     public func appendPropertiesChanged<Changed: Sequence>(
         interface: String, changed: Changed, entry: (Changed.Element) -> (name: String, value: DBusBasicValue)
     ) throws(DBusError) {
@@ -137,12 +138,14 @@ public final class DBusMessage {
         guard DBusNames.isValidInterfaceName(interface) else { throw .invalidArgs("invalid interface name \"\(interface)\"") }
         for element in changed {
             let (name, value) = entry(element)
-            guard !name.utf8.contains(0) else { throw .invalidArgs("D-Bus strings cannot contain NUL") }
-            if case .string(let text) = value, text.utf8.contains(0) {
-                throw .invalidArgs("D-Bus strings cannot contain NUL")
+            try DBusPropertiesChangedEntries.check(name: name, value: value)
+        }
+        try raw.appendPropertiesChanged(interface: interface) { entries throws(DBusError) in
+            for element in changed {
+                let (name, value) = entry(element)
+                try entries.append(name: name, value: value)
             }
         }
-        try raw.appendPropertiesChanged(interface: interface, changed: changed, entry: entry)
     }
 
     /// ``appendPropertiesChanged(interface:changed:entry:)`` for pairs already made.
@@ -198,5 +201,63 @@ extension DBusMessage: CustomStringConvertible {
     public var description: String {
         "DBusMessage(\(type), sender: \(sender ?? "-"), path: \(path ?? "-"), "
             + "interface: \(interface ?? "-"), member: \(member ?? errorName ?? "-"), signature: \"\(signature)\")"
+    }
+}
+
+/// `org.freedesktop.DBus.Properties.PropertiesChanged` of one object's interface, from a prototype:
+/// the header (path, `org.freedesktop.DBus.Properties`, `PropertiesChanged`) and the first
+/// argument (the interface name) are checked and marshalled once, in ``init(path:interface:)``.
+/// Each ``message(_:)`` copies the prototype (`dbus_message_copy`: no names checked again, by us
+/// or by libdbus, no header marshalled field by field) and appends only the changed properties.
+/// The daemon signals this for every heading change, its most frequent message (issue 12).
+///
+/// Not `Sendable`: like messages, it belongs to the event-loop thread.
+public final class DBusPropertiesChangedSignal {
+    private let prototype: LibDBus.Message
+    public let path: String
+    public let interface: String
+
+    /// Throws `InvalidArgs` for a malformed object path or interface name.
+    public init(path: String, interface: String) throws(DBusError) {
+        let prototype = try DBusMessage.signal(validatingPath: path, interface: "org.freedesktop.DBus.Properties",
+                                               member: "PropertiesChanged")
+        guard DBusNames.isValidInterfaceName(interface) else { throw .invalidArgs("invalid interface name \"\(interface)\"") }
+        try prototype.append(.string(interface))
+        self.prototype = prototype.raw
+        self.path = path
+        self.interface = interface
+    }
+
+    /// A new signal: the prototype's copy with the entries `writeEntries` appends, then the empty
+    /// list of invalidated properties. `writeEntries` is not stored (what it captures is not
+    /// copied to the heap). On a throw (a NUL in a name or a string value, or no memory) no
+    /// message is returned.
+    public func message(_ writeEntries: (inout DBusPropertiesChangedEntries) throws(DBusError) -> Void) throws(DBusError) -> DBusMessage {
+        let raw = prototype.copy()
+        try raw.appendPropertiesChanged(interface: nil, writeEntries)
+        return DBusMessage(raw: raw)
+    }
+}
+
+/// The changed properties of a `PropertiesChanged` being written, lent to a closure by
+/// ``DBusPropertiesChangedSignal/message(_:)``; never copied (it holds libdbus's iterator).
+public struct DBusPropertiesChangedEntries: ~Copyable {
+    var raw = LibDBus.PropertiesChangedEntries()
+
+    init() {}
+
+    /// Appends `name` with `value` (in a variant). Throws `InvalidArgs` for a NUL in `name` or in
+    /// a string value, before anything of this entry is written.
+    public mutating func append(name: String, value: DBusBasicValue) throws(DBusError) {
+        try Self.check(name: name, value: value)
+        try raw.append(name: name, value: value)
+    }
+
+    /// D-Bus strings cannot contain NUL (Swift strings are valid UTF-8 already).
+    static func check(name: String, value: DBusBasicValue) throws(DBusError) {
+        guard !name.utf8.contains(0) else { throw .invalidArgs("D-Bus strings cannot contain NUL") }
+        if case .string(let text) = value, text.utf8.contains(0) {
+            throw .invalidArgs("D-Bus strings cannot contain NUL")
+        }
     }
 }

@@ -180,47 +180,33 @@ enum LibDBus {
 
         /// `sa{sv}as` for PropertiesChanged, with pre-validated strings; signatures are literals,
         /// so nothing is allocated on the Swift side.
-        func appendPropertiesChanged<Changed: Sequence>(
-            interface: String, changed: Changed, entry makeEntry: (Changed.Element) -> (name: String, value: DBusBasicValue)
+        /// A copy of this message, not locked and with serial 0 (`dbus_message_copy`): the header
+        /// and the arguments are copied as they are, without checking or marshalling them again.
+        func copy() -> Message {
+            Message(owning: LibDBus.unwrapAllocation(dbus_message_copy(pointer)), locked: false)
+        }
+
+        /// Appends the body of `PropertiesChanged` (`sa{sv}as`), or with `interface` nil only
+        /// `a{sv}as` (the prototype holds the interface already). `writeEntries` appends the
+        /// changed properties; when it throws, the open containers are abandoned and nothing
+        /// more is appended (the message is then incomplete: callers drop it, or check first).
+        func appendPropertiesChanged(
+            interface: String?, _ writeEntries: (inout DBusPropertiesChangedEntries) throws(DBusError) -> Void
         ) throws(DBusError) {
             var iter = DBusMessageIter()
             dbus_message_iter_init_append(pointer, &iter)
-            var ok = LibDBus.appendText(TypeCode.string, interface, to: &iter)
-            var dictionary = DBusMessageIter()
-            ok = ok && dbus_message_iter_open_container(&iter, TypeCode.array, "{sv}", &dictionary) != 0
+            var ok = interface.map { LibDBus.appendText(TypeCode.string, $0, to: &iter) } ?? true
+            var entries = DBusPropertiesChangedEntries()
+            ok = ok && dbus_message_iter_open_container(&iter, TypeCode.array, "{sv}", &entries.raw.dictionary) != 0
             guard ok else { throw DBusError.noMemory }
-            for element in changed {
-                let (name, value) = makeEntry(element)
-                var entry = DBusMessageIter(), variant = DBusMessageIter()
-                guard dbus_message_iter_open_container(&dictionary, TypeCode.dictEntry, nil, &entry) != 0 else {
-                    dbus_message_iter_abandon_container(&iter, &dictionary)
-                    throw DBusError.noMemory
-                }
-                var done = LibDBus.appendText(TypeCode.string, name, to: &entry)
-                let signature: StaticString = switch value {
-                case .bool: "b"
-                case .int32: "i"
-                case .uint32: "u"
-                case .int64: "x"
-                case .uint64: "t"
-                case .double: "d"
-                case .string: "s"
-                }
-                done = done && signature.withUTF8Buffer { bytes in
-                    bytes.withMemoryRebound(to: CChar.self) { dbus_message_iter_open_container(&entry, TypeCode.variant, $0.baseAddress, &variant) != 0 }
-                }
-                if done {
-                    done = LibDBus.appendBasic(value, to: &variant)
-                    done = dbus_message_iter_close_container(&entry, &variant) != 0 && done
-                }
-                done = done && dbus_message_iter_close_container(&dictionary, &entry) != 0
-                guard done else {
-                    dbus_message_iter_abandon_container(&iter, &dictionary)
-                    throw DBusError.noMemory
-                }
+            do {
+                try writeEntries(&entries)
+            } catch {
+                dbus_message_iter_abandon_container(&iter, &entries.raw.dictionary)
+                throw error
             }
             var invalidated = DBusMessageIter()
-            ok = dbus_message_iter_close_container(&iter, &dictionary) != 0
+            ok = dbus_message_iter_close_container(&iter, &entries.raw.dictionary) != 0
             ok = ok && dbus_message_iter_open_container(&iter, TypeCode.array, "s", &invalidated) != 0
             ok = ok && dbus_message_iter_close_container(&iter, &invalidated) != 0
             guard ok else { throw DBusError.noMemory }
@@ -235,6 +221,40 @@ enum LibDBus {
                 dbus_message_iter_next(&iter)
             }
             return values
+        }
+    }
+
+    /// The open `a{sv}` of one `PropertiesChanged` being written (inside
+    /// ``DBusPropertiesChangedEntries``): never copied, it holds libdbus's iterator.
+    struct PropertiesChangedEntries: ~Copyable {
+        var dictionary = DBusMessageIter()
+
+        /// Appends one `{sv}` entry. `name` and a string `value` must be free of NUL (checked by
+        /// the caller); throws only when libdbus runs out of memory.
+        mutating func append(name: String, value: DBusBasicValue) throws(DBusError) {
+            var entry = DBusMessageIter(), variant = DBusMessageIter()
+            guard dbus_message_iter_open_container(&dictionary, TypeCode.dictEntry, nil, &entry) != 0 else {
+                throw DBusError.noMemory
+            }
+            var done = LibDBus.appendText(TypeCode.string, name, to: &entry)
+            let signature: StaticString = switch value {
+            case .bool: "b"
+            case .int32: "i"
+            case .uint32: "u"
+            case .int64: "x"
+            case .uint64: "t"
+            case .double: "d"
+            case .string: "s"
+            }
+            done = done && signature.withUTF8Buffer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { dbus_message_iter_open_container(&entry, TypeCode.variant, $0.baseAddress, &variant) != 0 }
+            }
+            if done {
+                done = LibDBus.appendBasic(value, to: &variant)
+                done = dbus_message_iter_close_container(&entry, &variant) != 0 && done
+            }
+            done = done && dbus_message_iter_close_container(&dictionary, &entry) != 0
+            guard done else { throw DBusError.noMemory }
         }
     }
 
