@@ -175,8 +175,8 @@ has_accel=$(gdbus call --system -d net.hadess.SensorProxy -o /net/hadess/SensorP
 # ---- one qiblad setting ----------------------------------------------------------------------
 results=()   # one line per round: setting isp_ns isp_samples q_ns q_samples isp_sw q_sw isp_rss q_rss isp_pss q_pss isp_dirty q_dirty q_threads isp_threads seconds floor_us
 # The C floor's six files: the testbed's attributes, read through the preload as qiblad reads them.
-floor_files=/sys/bus/iio/devices/iio:device1/in_magn_x_raw:/sys/bus/iio/devices/iio:device1/in_magn_y_raw:/sys/bus/iio/devices/iio:device1/in_magn_z_raw
-floor_files+=:/sys/bus/iio/devices/iio:device0/in_accel_x_raw:/sys/bus/iio/devices/iio:device0/in_accel_y_raw:/sys/bus/iio/devices/iio:device0/in_accel_z_raw
+floor_files=/sys/bus/iio/devices/iio:device1/in_magn_x_raw,/sys/bus/iio/devices/iio:device1/in_magn_y_raw,/sys/bus/iio/devices/iio:device1/in_magn_z_raw
+floor_files+=,/sys/bus/iio/devices/iio:device0/in_accel_x_raw,/sys/bus/iio/devices/iio:device0/in_accel_y_raw,/sys/bus/iio/devices/iio:device0/in_accel_z_raw
 run_setting() {  # name sample-rate
     local name=$1 rate=$2 round
     printf 'sample-rate = %s\n' "$rate" >"$work/qiblad-$name.conf"

@@ -11,7 +11,7 @@
 //
 // usage: wake-floor PERIOD_MS ITERATIONS DIR [BUS_ADDRESS]
 // WAKE_FLOOR_ONLY=VARIANT runs only that variant (scripts/bench-ab.sh, beside two qiblad builds).
-// WAKE_FLOOR_FILES=P1:...:P6 reads those six existing files instead of creating them in DIR
+// WAKE_FLOOR_FILES=P1,...,P6 reads those six existing files instead of creating them in DIR
 // (scripts/bench-vs-iio-sensor-proxy.sh: the umockdev testbed's attributes, through its preload).
 // Prints one line per variant: "variant µs-per-iteration voluntary-switches-per-iteration".
 #define _GNU_SOURCE
@@ -95,8 +95,8 @@ int main(int argc, char **argv) {
     for (int i = 0; i < 6; i++) {
         char path[4096];
         if (given) {
-            char *next = strsep(&cursor, ":");
-            if (!next) { fputs("WAKE_FLOOR_FILES: six paths separated by ':'\n", stderr); return 2; }
+            char *next = strsep(&cursor, ",");
+            if (!next) { fputs("WAKE_FLOOR_FILES: six paths separated by commas\n", stderr); return 2; }
             snprintf(path, sizeof path, "%s", next);
             files[i] = open(path, O_RDONLY | O_CLOEXEC);
             if (files[i] < 0) { perror(path); return 1; }
