@@ -104,8 +104,8 @@ enum Syscalls {
         for index in entries.indices { entries[index].revents = 0 }
     }
 
-    /// `poll(2)` on one descriptor, its `pollfd` on the stack (a thread's stop-aware sleep, once
-    /// per sampling period, allocates nothing); retries `EINTR`. Returns the returned events.
+    /// `poll(2)` on one descriptor, its `pollfd` on the stack (allocates nothing); retries `EINTR`.
+    /// Returns the returned events.
     static func pollOne(_ fd: Int32, events: Int16, milliseconds: Int32) throws(Errno) -> Int16 {
         var entry = pollfd(fd: fd, events: events, revents: 0)
         _ = try retrying { poll(&entry, 1, milliseconds) }
