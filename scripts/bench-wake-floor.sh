@@ -13,6 +13,7 @@
 #   scripts/bench-wake-floor.sh            # 50 ms × 200 and 700 ms × 20 per variant
 #   scripts/bench-wake-floor.sh 100 10     # fewer iterations
 #   BENCH_OUTPUT=/dev/null scripts/bench-wake-floor.sh
+#   BENCH_PERIODS=10 BENCH_OUTPUT=/dev/null scripts/bench-wake-floor.sh 1000   # the floor at 100 Hz
 #
 # Needs: a C compiler (cc).
 set -euo pipefail
@@ -36,8 +37,9 @@ else
 fi
 
 rows=()
-for setting in "50 $fast_iterations" "700 $slow_iterations"; do
-    read -r period iterations <<<"$setting"
+# BENCH_PERIODS: other periods, in ms (e.g. "10" for 100 Hz); below 100 ms the first count applies.
+for period in ${BENCH_PERIODS:-50 700}; do
+    if ((period < 100)); then iterations=$fast_iterations; else iterations=$slow_iterations; fi
     echo "== $iterations periods of $period ms per variant" >&2
     while read -r variant micros switches; do
         echo "   $variant: $micros µs on-CPU per period, $switches voluntary switches" >&2
