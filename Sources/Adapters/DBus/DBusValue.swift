@@ -208,6 +208,19 @@ public enum DBusBasicValue: Sendable, Equatable {
     /// `s`, UTF-8 without NUL characters.
     case string(String)
 
+    /// The value's type signature as a static string (lent to libdbus without a copy).
+    var staticSignature: StaticString {
+        switch self {
+        case .bool: "b"
+        case .int32: "i"
+        case .uint32: "u"
+        case .int64: "x"
+        case .uint64: "t"
+        case .double: "d"
+        case .string: "s"
+        }
+    }
+
     /// The same value as a ``DBusValue``.
     public var value: DBusValue {
         switch self {

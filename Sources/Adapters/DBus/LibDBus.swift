@@ -237,16 +237,7 @@ enum LibDBus {
                 throw DBusError.noMemory
             }
             var done = LibDBus.appendText(TypeCode.string, name, to: &entry)
-            let signature: StaticString = switch value {
-            case .bool: "b"
-            case .int32: "i"
-            case .uint32: "u"
-            case .int64: "x"
-            case .uint64: "t"
-            case .double: "d"
-            case .string: "s"
-            }
-            done = done && signature.withUTF8Buffer { bytes in
+            done = done && value.staticSignature.withUTF8Buffer { bytes in
                 bytes.withMemoryRebound(to: CChar.self) { dbus_message_iter_open_container(&entry, TypeCode.variant, $0.baseAddress, &variant) != 0 }
             }
             if done {

@@ -157,7 +157,8 @@ final class PollingSampler: @unchecked Sendable {
     /// The thread body: each period read every channel, put the samples in the mailbox, hand them
     /// over when due, sleep (stop-aware) until the next period on a fixed `CLOCK_MONOTONIC` schedule.
     private func readLoop(thread: PlatformThread, period: Int64, hook: (@Sendable (String) -> Void)?) {
-        let presenceInterval = Self.presenceInterval.components.seconds * 1_000_000_000
+        let presenceComponents = Self.presenceInterval.components
+        let presenceInterval = presenceComponents.seconds * 1_000_000_000 + presenceComponents.attoseconds / 1_000_000_000
         var channels: [PolledChannel] = []
         var configuration = -1
         var next = MonotonicClock.nowNanoseconds()
