@@ -180,9 +180,12 @@ func lis3mdlScan(_ x: Int16, _ y: Int16, _ z: Int16, timestamp: Int64) -> [UInt8
             return nil
         }
         #expect(batches.count >= 6)
-        for batch in batches {
+        for (index, batch) in batches.enumerated() {
             let kinds = batch.map(\.kind)
-            #expect(kinds == [.magnetometer, .accelerometer], "a batch held \(kinds), not one period's pair")
+            // The hub adds the magnetometer and then the accelerometer; the reading thread starts
+            // with the first, so on a loaded machine its very first period may hold only that one.
+            if index == 0, kinds == [.magnetometer] { continue }
+            #expect(kinds == [.magnetometer, .accelerometer], "batch \(index) held \(kinds), not one period's pair")
         }
         harness.stopAndExpectQuiet()
     }
