@@ -17,6 +17,10 @@ public struct CompassState: Sendable, Equatable {
     /// 0 to 1.
     public var calibrationProgress = 0.0
     public var calibrationState = MagnetometerCalibrator.State.collecting
+    /// What motion the calibration still needs (`none` once a fit is in use).
+    public var calibrationHint = CalibrationHint.none
+    /// What the calibration in use determined (`none` without an estimate, e.g. a restored fit).
+    public var calibrationStage = CalibrationStage.none
     /// RMS residual of the fit in use, microtesla; NaN without a fit.
     public var calibrationResidualMicrotesla = Double.nan
     /// |b| of the fit in use, microtesla; NaN without a fit.
@@ -148,6 +152,12 @@ public struct CompassModel: Sendable {
         switch input {
         case .sensorsAvailable(let hasAccelerometer):
             state.hasCompass = hasAccelerometer
+            if !hasAccelerometer {
+                // Without gravity there is no tilt compensation: no heading rather than one from a
+                // stale accelerometer sample with the class it had.
+                resetSamples()
+                state.withdrawHeading(accuracy: .unknown)
+            }
         case .sensorsUnavailable:
             resetSamples()
             state.hasCompass = false
@@ -182,7 +192,7 @@ public struct CompassModel: Sendable {
             case .success(let estimate):
                 rejectionStreakStartSeconds = nil
                 lastRejection = nil
-                publish(estimate, expectedField: expectedField)
+                publish(estimate, raw: vector, acceleration: acceleration, expectedField: expectedField)
             case .failure(let reason):
                 lastRejection = reason
                 let start = rejectionStreakStartSeconds ?? time
@@ -199,12 +209,14 @@ public struct CompassModel: Sendable {
     private mutating func applyCalibrationIfChanged() {
         if calibrator.calibrationGeneration != appliedCalibrationGeneration {
             appliedCalibrationGeneration = calibrator.calibrationGeneration
-            pipeline.setCalibration(calibrator.calibration)
+            pipeline.setCalibration(calibrator.calibration, restartingWindow: !calibrator.isProvisional)
         }
         state.calibrationNeeded = calibrator.calibrationNeeded
         state.calibrationProgress = calibrator.progress
         state.magneticInterference = calibrator.magneticInterference
         state.calibrationState = calibrator.state
+        state.calibrationHint = state.hasCompass || calibrator.state == .collecting ? calibrator.hint : .none
+        state.calibrationStage = calibrator.estimate?.stage ?? .none
         state.calibrationResidualMicrotesla = calibrator.fit?.residualRMSMicrotesla ?? .nan
         state.hardIronOffsetMagnitudeMicrotesla = calibrator.fit?.hardIronOffsetMicrotesla.length ?? .nan
     }
@@ -224,10 +236,13 @@ public struct CompassModel: Sendable {
         rejectionStreakStartSeconds = nil
     }
 
-    private mutating func publish(_ estimate: HeadingEstimate, expectedField field: MagneticField?) {
+    private mutating func publish(_ estimate: HeadingEstimate, raw: Vector3, acceleration: Vector3,
+                                  expectedField field: MagneticField?) {
         let error = errorModel.estimate(estimate, calibration: calibrator.quality,
                                         fieldDisturbed: calibrator.fieldDisturbed, expectedField: field,
-                                        fittedFieldMicrotesla: calibrator.fit?.fieldMicrotesla)
+                                        fittedFieldMicrotesla: calibrator.fit?.fieldMicrotesla,
+                                        calibrationUncertaintyDegrees: calibrator.headingSigmaDegrees(
+                                            rawMicrotesla: raw, accelerationMetresPerSecondSquared: acceleration))
         state.hasCompass = true
         state.magneticHeadingDegrees = Angle.normalized360(estimate.magneticHeadingDegrees - state.headingCorrectionDegrees)
         state.axis = estimate.axis

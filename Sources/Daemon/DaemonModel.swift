@@ -153,6 +153,7 @@ public struct DaemonModel: Sendable {
         p.calibrationNeeded = c.calibrationNeeded
         p.calibrationProgress = c.calibrationProgress
         p.calibrationState = c.calibrationState
+        p.calibrationHint = c.hasCompass ? c.calibrationHint : .none
         p.calibrationResidual = c.calibrationResidualMicrotesla
         p.hardIronOffsetMagnitude = c.hardIronOffsetMagnitudeMicrotesla
         p.heading = trueHeading(magnetic: c.magneticHeadingDegrees, declination: p.declination) ?? .nan

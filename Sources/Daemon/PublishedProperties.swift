@@ -28,6 +28,7 @@ public struct PublishedProperties: Sendable, Equatable {
     public var calibrationNeeded = false
     public var calibrationProgress = 0.0
     public var calibrationState = MagnetometerCalibrator.State.collecting
+    public var calibrationHint = CalibrationHint.none
     public var calibrationResidual = Double.nan
     public var hardIronOffsetMagnitude = Double.nan
     public var magneticInterference = false
@@ -63,6 +64,7 @@ public struct PublishedProperties: Sendable, Equatable {
         case .calibrationNeeded: .bool(calibrationNeeded)
         case .calibrationProgress: .double(calibrationProgress)
         case .calibrationState: .string(calibrationState.rawValue)
+        case .calibrationHint: .string(calibrationHint.rawValue)
         case .calibrationResidual: .double(calibrationResidual)
         case .hardIronOffsetMagnitude: .double(hardIronOffsetMagnitude)
         case .magneticInterference: .bool(magneticInterference)

@@ -46,6 +46,7 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
     case calibrationNeeded = "CalibrationNeeded"
     case calibrationProgress = "CalibrationProgress"
     case calibrationState = "CalibrationState"
+    case calibrationHint = "CalibrationHint"
     case calibrationResidual = "CalibrationResidual"
     case hardIronOffsetMagnitude = "HardIronOffsetMagnitude"
     case magneticInterference = "MagneticInterference"
@@ -76,6 +77,7 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .calibrationNeeded: "b"
         case .calibrationProgress: "d"
         case .calibrationState: "s"
+        case .calibrationHint: "s"
         case .calibrationResidual: "d"
         case .hardIronOffsetMagnitude: "d"
         case .magneticInterference: "b"
@@ -108,6 +110,7 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .calibrationNeeded: .immediate
         case .calibrationProgress: .immediate
         case .calibrationState: .immediate
+        case .calibrationHint: .immediate
         case .calibrationResidual: .immediate
         case .hardIronOffsetMagnitude: .immediate
         case .magneticInterference: .immediate
@@ -271,10 +274,13 @@ public let qiblaInterfaceXML = #"""
       <annotation name="org.freedesktop.DBus.Description" value="True when no accepted calibration exists and the live field does not match the Earth's field expected here (magnitude and dip against WMM2025), or when an accepted calibration stopped matching live data (a new sensor, a magnet in the case): move the phone slowly in a figure eight through all orientations, away from metal. A magnetometer that already reads the right field does not ask."/>
     </property>
     <property name="CalibrationProgress" type="d" access="read">
-      <annotation name="org.freedesktop.DBus.Description" value="Orientation coverage of the calibration being collected, 0 to 1: monotone while collecting, 1 once a fit is accepted or restored."/>
+      <annotation name="org.freedesktop.DBus.Description" value="Progress of the calibration towards acceptance, 0 to 1: the distinct samples and motion needed, then the calibration's heading uncertainty (the worst one-sigma heading error its parameters allow, flat and at 30 degrees of tilt) shrinking from 45 towards 2 degrees. Monotone while collecting, below 1 until a fit is accepted, 1 once a fit is accepted or restored."/>
     </property>
     <property name="CalibrationState" type="s" access="read">
-      <annotation name="org.freedesktop.DBus.Description" value="The magnetometer calibration: collecting (no fit yet; CalibrationProgress is the orientation coverage so far), unvalidated (a stored fit in use, not yet confirmed by live data: accuracy at most medium) or calibrated (an accepted fit)."/>
+      <annotation name="org.freedesktop.DBus.Description" value="The magnetometer calibration: collecting (no fit accepted yet; once the hard iron is determined the best current estimate is already applied, its uncertainty at the current attitude included in HeadingError, accuracy at most medium), unvalidated (a stored fit in use, not yet confirmed by live data: accuracy at most medium) or calibrated (an accepted fit, refined while the compass is used)."/>
+    </property>
+    <property name="CalibrationHint" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Description" value="What motion the calibration still needs, from its weakest attitude: none (a fit is in use, or no magnetometer), move (too few distinct samples or too little motion yet), tilt-forward-back (tip the top edge up and down), tilt-left-right (roll the phone to either side), turn-around (turn through all directions) or away-from-metal (the samples fit no plausible calibration: move away from magnets, steel and electronics). Clients show it under CalibrationProgress."/>
     </property>
     <property name="CalibrationResidual" type="d" access="read">
       <annotation name="org.freedesktop.DBus.Description" value="RMS residual of the calibration fit in use, microtesla (how far the corrected samples were from a sphere). NaN = no fit."/>

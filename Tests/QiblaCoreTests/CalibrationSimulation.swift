@@ -173,7 +173,9 @@ func runPoses(_ calibrator: inout MagnetometerCalibrator, _ pipeline: inout Head
         let truth = locationKnown ? trueHeading : trueHeading - site.trueDeclinationDegrees
         let error = model.estimate(estimate, calibration: calibrator.quality, fieldDisturbed: calibrator.fieldDisturbed,
                                    expectedField: locationKnown ? site.model : nil,
-                                   fittedFieldMicrotesla: calibrator.fit?.fieldMicrotesla)
+                                   fittedFieldMicrotesla: calibrator.fit?.fieldMicrotesla,
+                                   calibrationUncertaintyDegrees: calibrator.headingSigmaDegrees(
+                                       rawMicrotesla: m, accelerationMetresPerSecondSquared: a))
         out.append(SimulatedHeading(time: t, realErrorDegrees: abs(Angle.turn(from: truth, to: published)),
                                     error: error, settled: elapsed - poseStart >= 1.5,
                                     interference: calibrator.magneticInterference,

@@ -73,12 +73,15 @@ public struct CalibrationSampleSet: Sendable {
     public let cells: DirectionCells
     private let slots: Int
     private var samples: ContiguousArray<Vector3>
+    /// Per sample, the down direction in the device frame (unit), or zero when unknown.
+    private var downs: ContiguousArray<Vector3>
     private var times: ContiguousArray<Double>
     /// Per cell: number of filled slots, and the slot of the newest sample.
     private var filled: ContiguousArray<Int32>
     private var newest: ContiguousArray<Int32>
     /// Scratch space for `recentre` (allocated once).
     private var spareSamples: ContiguousArray<Vector3>
+    private var spareDowns: ContiguousArray<Vector3>
     private var spareTimes: ContiguousArray<Double>
     private var boxMinimum = Vector3.zero, boxMaximum = Vector3.zero
 
@@ -101,11 +104,13 @@ public struct CalibrationSampleSet: Sendable {
         slots = max(1, min(configuration.samplesPerCell, 1 << 20))
         let capacity = cells.cellCount * slots
         samples = ContiguousArray(repeating: .zero, count: capacity)
+        downs = ContiguousArray(repeating: .zero, count: capacity)
         times = ContiguousArray(repeating: 0, count: capacity)
         filled = ContiguousArray(repeating: 0, count: cells.cellCount)
         newest = ContiguousArray(repeating: 0, count: cells.cellCount)
         // Separate buffers now (not copies sharing storage, which would be copied on first write).
         spareSamples = ContiguousArray(repeating: .zero, count: capacity)
+        spareDowns = ContiguousArray(repeating: .zero, count: capacity)
         spareTimes = ContiguousArray(repeating: 0, count: capacity)
     }
 
@@ -117,7 +122,7 @@ public struct CalibrationSampleSet: Sendable {
 
     /// Heap bytes owned by the set (its arrays), for the memory bound.
     public var storageBytes: Int {
-        (samples.count + spareSamples.count) * MemoryLayout<Vector3>.stride
+        (samples.count + spareSamples.count + downs.count + spareDowns.count) * MemoryLayout<Vector3>.stride
             + (times.count + spareTimes.count) * MemoryLayout<Double>.stride
             + (filled.count + newest.count) * MemoryLayout<Int32>.stride
     }
@@ -125,11 +130,13 @@ public struct CalibrationSampleSet: Sendable {
     /// The cell of a raw sample relative to the current centre, `nil` for a sample at the centre.
     @inlinable public func cell(ofRaw raw: Vector3) -> Int? { cells.index(of: raw - centreMicrotesla) }
 
-    /// Stores a raw sample (microtesla) taken at `time` (seconds). Returns its cell, or `nil` when
-    /// the sample was not finite or sits exactly at the centre. O(1), no allocation.
+    /// Stores a raw sample (microtesla) taken at `time` (seconds), with the device's down direction
+    /// then (device frame, any length; `.zero` when unknown). Returns its cell, or `nil` when the
+    /// sample was not finite or sits exactly at the centre. O(1), no allocation.
     @discardableResult
-    public mutating func add(_ raw: Vector3, time: Double) -> Int? {
+    public mutating func add(_ raw: Vector3, down: Vector3 = .zero, time: Double) -> Int? {
         guard raw.isFinite, time.isFinite else { return nil }
+        let down = down.isFinite ? (down.normalized ?? .zero) : .zero
         acceptedCount += 1
         if centreFollowsBoundingBox {
             if acceptedCount == 1 {
@@ -144,17 +151,17 @@ public struct CalibrationSampleSet: Sendable {
             }
         }
         guard let cell = cell(ofRaw: raw) else { return nil }
-        store(raw, time: time, cell: cell)
+        store(raw, down: down, time: time, cell: cell)
         return cell
     }
 
-    private mutating func store(_ raw: Vector3, time: Double, cell: Int) {
+    private mutating func store(_ raw: Vector3, down: Vector3, time: Double, cell: Int) {
         let base = cell * slots
         let count = Int(filled[cell])
         if count == 0 {
             filled[cell] = 1
             newest[cell] = 0
-            samples[base] = raw; times[base] = time
+            samples[base] = raw; downs[base] = down; times[base] = time
             filledCellCount += 1
             sampleCount += 1
             return
@@ -162,13 +169,13 @@ public struct CalibrationSampleSet: Sendable {
         let latest = Int(newest[cell])
         let separation = configuration.minimumSeparationMicrotesla
         if (samples[base + latest] - raw).dot(samples[base + latest] - raw) < separation * separation {
-            samples[base + latest] = raw; times[base + latest] = time
+            samples[base + latest] = raw; downs[base + latest] = down; times[base + latest] = time
             return
         }
         let slot = (latest + 1) % slots
         if count < slots { filled[cell] = Int32(count + 1); sampleCount += 1 }
         newest[cell] = Int32(slot)
-        samples[base + slot] = raw; times[base + slot] = time
+        samples[base + slot] = raw; downs[base + slot] = down; times[base + slot] = time
     }
 
     /// Sets the centre (e.g. to a fitted hard-iron offset) and re-buckets every stored sample by
@@ -184,7 +191,8 @@ public struct CalibrationSampleSet: Sendable {
             let count = Int(filled[cell]), base = cell * slots
             for k in 0..<count {
                 let slot = (Int(newest[cell]) + slots - count + 1 + k) % slots
-                spareSamples[n] = samples[base + slot]; spareTimes[n] = times[base + slot]
+                spareSamples[n] = samples[base + slot]; spareDowns[n] = downs[base + slot]
+                spareTimes[n] = times[base + slot]
                 n += 1
             }
         }
@@ -193,7 +201,9 @@ public struct CalibrationSampleSet: Sendable {
         filledCellCount = 0
         sampleCount = 0
         for k in 0..<n {
-            if let cell = cell(ofRaw: spareSamples[k]) { store(spareSamples[k], time: spareTimes[k], cell: cell) }
+            if let cell = cell(ofRaw: spareSamples[k]) {
+                store(spareSamples[k], down: spareDowns[k], time: spareTimes[k], cell: cell)
+            }
         }
     }
 
@@ -202,13 +212,13 @@ public struct CalibrationSampleSet: Sendable {
     private mutating func sortSpareByTime(_ n: Int) {
         guard n > 1 else { return }
         for i in 1..<n {
-            let t = spareTimes[i], v = spareSamples[i]
+            let t = spareTimes[i], v = spareSamples[i], d = spareDowns[i]
             var j = i - 1
             while j >= 0, spareTimes[j] > t {
-                spareTimes[j + 1] = spareTimes[j]; spareSamples[j + 1] = spareSamples[j]
+                spareTimes[j + 1] = spareTimes[j]; spareSamples[j + 1] = spareSamples[j]; spareDowns[j + 1] = spareDowns[j]
                 j -= 1
             }
-            spareTimes[j + 1] = t; spareSamples[j + 1] = v
+            spareTimes[j + 1] = t; spareSamples[j + 1] = v; spareDowns[j + 1] = d
         }
     }
 
@@ -239,6 +249,26 @@ public struct CalibrationSampleSet: Sendable {
             for k in 0..<Int(filled[cell]) { spareSamples[n] = samples[base + k]; n += 1 }
         }
         return spareSamples.withUnsafeBufferPointer { body(UnsafeBufferPointer(rebasing: $0[0..<n])) }
+    }
+
+    /// Calls `body` with the stored samples and their down directions (`.zero` where unknown)
+    /// packed contiguously, in the same order (in the spare storage; valid only inside `body`).
+    /// No allocation.
+    public mutating func withPackedSamplesAndDowns<R>(
+        _ body: (UnsafeBufferPointer<Vector3>, UnsafeBufferPointer<Vector3>) -> R) -> R {
+        var n = 0
+        for cell in 0..<cells.cellCount {
+            let base = cell * slots
+            for k in 0..<Int(filled[cell]) {
+                spareSamples[n] = samples[base + k]; spareDowns[n] = downs[base + k]
+                n += 1
+            }
+        }
+        return spareSamples.withUnsafeBufferPointer { s in
+            spareDowns.withUnsafeBufferPointer { d in
+                body(UnsafeBufferPointer(rebasing: s[0..<n]), UnsafeBufferPointer(rebasing: d[0..<n]))
+            }
+        }
     }
 
     /// Summary of where the stored samples point from `centre`: per axis, whether some sample

@@ -3,6 +3,10 @@
 public enum CalibrationFitKind: String, Sendable, Equatable {
     /// Hard iron b and a symmetric soft-iron matrix S (9 parameters).
     case ellipsoid
+    /// `CalibrationEstimator` with the hard iron determined and the soft iron still near its prior.
+    case hardIron = "hard-iron"
+    /// `CalibrationEstimator` with the hard iron and the soft iron's diagonal determined.
+    case diagonalSoftIron = "diagonal-soft-iron"
     /// Hard iron b only, S = identity (4 parameters with the radius): the fallback when the
     /// ellipsoid is ill-conditioned.
     case sphere

@@ -6,11 +6,31 @@ public enum CalibrationQuality: Sendable, Equatable {
     case calibrated(residualMicrotesla: Double)
     /// A restored fit not yet confirmed by live data, with its RMS residual, microtesla.
     case unvalidated(residualMicrotesla: Double)
+    /// No accepted fit yet; the best current estimate is in use, with its RMS residual, microtesla.
+    /// Its uncertainty at the current attitude is `MagnetometerCalibrator.headingSigmaDegrees`.
+    case provisional(residualMicrotesla: Double)
     /// No fit, but the uncorrected field has matched the expected field for a while (a
     /// factory-calibrated sensor).
     case uncalibratedMatching
     /// No fit, and the live field does not match (or has not yet been seen to match).
     case uncalibrated
+}
+
+/// What motion the calibration still needs (`CalibrationHint`), from the estimate's weakest
+/// attitude.
+public enum CalibrationHint: String, Sendable, Equatable, CaseIterable {
+    /// Nothing: a fit is in use and trusted (or no magnetometer).
+    case none
+    /// Too few distinct samples or too little motion yet: move the phone.
+    case move
+    /// The heading is still uncertain with the top edge tilted up or down.
+    case tiltForwardBack = "tilt-forward-back"
+    /// The heading is still uncertain with the phone rolled to the left or right.
+    case tiltLeftRight = "tilt-left-right"
+    /// The heading is still uncertain even flat: turn through all directions.
+    case turnAround = "turn-around"
+    /// The samples do not fit any calibration within its limits (a magnet, steel, a laptop near).
+    case awayFromMetal = "away-from-metal"
 }
 
 /// The online magnetometer calibrator: the lifecycle state machine of issue 10, as a pure value.
@@ -23,14 +43,23 @@ public enum CalibrationQuality: Sendable, Equatable {
 /// `HeadingErrorModel`). `setExpectedField` takes the WMM2025 field when the location changes.
 ///
 /// States:
-/// - `collecting`: no fit; samples go into a `CalibrationSampleSet`; every `fitIntervalSeconds` a
-///   fit is attempted and judged by `CalibrationAcceptance`; `progress` is the largest coverage
-///   seen (monotone). An accepted fit moves to `calibrated`.
+/// - `collecting`: no accepted fit; samples (with the accelerometer's down direction) go into a
+///   `CalibrationSampleSet`; every `fitIntervalSeconds` `CalibrationEstimator` estimates the
+///   calibration with its covariance. Once the hard iron is determined (`CalibrationStage`) and the
+///   fit is plausible, that estimate is used **provisionally** (`calibration`, `quality`
+///   `.provisional`, and its heading uncertainty at the current attitude in
+///   `headingSigmaDegrees`): the needle is usable while the calibration learns. `CalibrationAcceptance`
+///   accepts the estimate by its uncertainty (→ `calibrated`). `progress` measures the
+///   uncertainty shrinking towards the acceptance limit (monotone); `hint` says what motion is
+///   missing.
 /// - `unvalidated`: a restored fit is applied but not trusted; matching live data for
 ///   `confirmationSeconds` across `confirmationMinimumCells` direction cells validates it
 ///   (→ `calibrated`), contradiction discards it (→ `collecting`).
-/// - `calibrated`: an accepted fit; the corrected field is compared with the fitted radius and the
-///   WMM dip. A mismatch that lasts `contradictionSeconds` (leaky) across
+/// - `calibrated`: an accepted fit; samples keep being collected (bounded, while the field is not
+///   disturbed) and every `refineIntervalSeconds` a new estimate replaces the fit when it is better
+///   determined (its worst heading sigma at most `refinementImprovement` of the current one) and
+///   agrees with it (headings within 3 σ at every acceptance attitude). The corrected field is
+///   compared with the fitted radius and the WMM dip. A mismatch that lasts `contradictionSeconds` (leaky) across
 ///   `contradictionMinimumCells` direction cells — a swapped sensor, a magnet glued into a case —
 ///   discards the fit (→ `collecting`, `calibrationNeeded` again); a shorter or single-direction one
 ///   is interference.
@@ -41,14 +70,24 @@ public enum CalibrationQuality: Sendable, Equatable {
 public struct MagnetometerCalibrator: Sendable {
     public struct Configuration: Sendable, Equatable {
         public var sampleSet: CalibrationSampleSet.Configuration
-        public var fitter: EllipsoidFitter.Configuration
+        /// The estimator's priors and noise floors.
+        public var priors: CalibrationPriors
         public var acceptance: CalibrationAcceptance
         public var interference: MagneticInterferenceDetector.Configuration
         /// Seconds of sample time between fit attempts while collecting (default 1).
         public var fitIntervalSeconds: Double
-        /// A fit is attempted only from this fraction of `acceptance.minimumCoverage` on (default
-        /// 0.5); below it the attempt is rejected for coverage without fitting.
-        public var fitFromCoverageFraction: Double
+        /// Seconds of sample time between refinement attempts once calibrated (default 5).
+        public var refineIntervalSeconds: Double
+        /// A refinement replaces the fit only when its worst heading sigma is at most this fraction
+        /// of the current one's (default 0.8).
+        public var refinementImprovement: Double
+        /// A provisional estimate is used only while its residual is at most this fraction of its
+        /// radius (default 0.08) and its radius is plausible (the acceptance range widened by half).
+        public var provisionalMaximumResidualFraction: Double
+        /// … and while its worst one-sigma heading error flat is at most this, degrees (default 10):
+        /// a phone only turned on a table leaves the hard iron's vertical part loose, which only
+        /// matters once it tilts, and the per-sample `headingSigmaDegrees` says so.
+        public var provisionalMaximumFlatHeadingSigmaDegrees: Double
         /// The raw field must move this far from the last motion anchor for the interval to count
         /// as motion, microtesla (default 3: several times the noise, so a still phone adds none).
         public var motionThresholdMicrotesla: Double
@@ -74,21 +113,26 @@ public struct MagnetometerCalibrator: Sendable {
         public var matchingEvidenceSeconds: Double
 
         public init(sampleSet: CalibrationSampleSet.Configuration = .init(),
-                    fitter: EllipsoidFitter.Configuration = .init(),
+                    priors: CalibrationPriors = .init(),
                     acceptance: CalibrationAcceptance = .init(),
                     interference: MagneticInterferenceDetector.Configuration = .init(),
-                    fitIntervalSeconds: Double = 1, fitFromCoverageFraction: Double = 0.5,
+                    fitIntervalSeconds: Double = 1, refineIntervalSeconds: Double = 5,
+                    refinementImprovement: Double = 0.8, provisionalMaximumResidualFraction: Double = 0.08,
+                    provisionalMaximumFlatHeadingSigmaDegrees: Double = 10,
                     motionThresholdMicrotesla: Double = 3, maximumMotionStepSeconds: Double = 0.5,
                     contradictionSeconds: Double = 5, contradictionMinimumCells: Int = 4,
                     contradictionMagnitudeSpreadFraction: Double = 0.2,
                     confirmationSeconds: Double = 2, confirmationMinimumCells: Int = 3,
                     matchingEvidenceSeconds: Double = 0.5) {
             self.sampleSet = sampleSet
-            self.fitter = fitter
+            self.priors = priors
             self.acceptance = acceptance
             self.interference = interference
             self.fitIntervalSeconds = fitIntervalSeconds
-            self.fitFromCoverageFraction = fitFromCoverageFraction
+            self.refineIntervalSeconds = refineIntervalSeconds
+            self.refinementImprovement = refinementImprovement
+            self.provisionalMaximumResidualFraction = provisionalMaximumResidualFraction
+            self.provisionalMaximumFlatHeadingSigmaDegrees = provisionalMaximumFlatHeadingSigmaDegrees
             self.motionThresholdMicrotesla = motionThresholdMicrotesla
             self.maximumMotionStepSeconds = maximumMotionStepSeconds
             self.contradictionSeconds = contradictionSeconds
@@ -109,27 +153,40 @@ public struct MagnetometerCalibrator: Sendable {
     public private(set) var state = State.collecting
     /// The fit in use (accepted or restored), `nil` while collecting.
     public private(set) var fit: CalibrationFit?
-    /// Incremented whenever `calibration` changes (accept, restore, discard, reset).
+    /// The estimate behind the correction in use, with its covariance: the provisional one while
+    /// collecting (once usable), the accepted or refined one while calibrated; `nil` without one
+    /// and for a restored fit (persisted without its covariance).
+    public private(set) var estimate: CalibrationEstimate?
+    /// Incremented whenever `calibration` changes (accept, refine, restore, discard, reset, and each
+    /// new provisional estimate).
     public private(set) var calibrationGeneration = 0
-    /// `CalibrationProgress`: the largest orientation coverage seen while collecting (monotone),
-    /// 1 once a fit is applied.
+    /// `CalibrationProgress`: progress towards acceptance while collecting — the samples and motion
+    /// needed, then the worst heading sigma shrinking from 45° towards the acceptance limit (on a
+    /// logarithmic scale) — monotone, below 1 until a fit is accepted; 1 once a fit is applied.
     public private(set) var progress = 0.0
-    /// Why the latest fit attempt was not accepted (`nil` before any attempt and after acceptance).
+    /// `CalibrationHint`: what motion is still missing.
+    public private(set) var hint = CalibrationHint.move
+    /// Why the latest estimate was not accepted (`nil` before any attempt and after acceptance).
     public private(set) var lastRejection: CalibrationRejection?
-    /// The latest fit computed, accepted or not (diagnostics).
-    public private(set) var lastAttemptedFit: CalibrationFit?
+    /// The latest estimate computed, accepted or not (diagnostics).
+    public private(set) var lastAttemptedEstimate: CalibrationEstimate?
+    /// The worst heading sigma of the latest estimate over the acceptance attitudes, degrees.
+    public private(set) var lastWorstHeadingSigmaDegrees = Double.infinity
     /// Seconds of motion seen while collecting.
     public private(set) var motionSeconds = 0.0
     /// How many applied fits were discarded as contradicted by live data.
     public private(set) var discardedFitCount = 0
+    /// How many times an accepted fit was replaced by a better-determined one.
+    public private(set) var refinementCount = 0
     /// The expected field at the current location (WMM2025), `nil` when unknown.
     public private(set) var expectedField: MagneticField?
 
     private var samples: CalibrationSampleSet
-    private var fitter: EllipsoidFitter
+    private var estimator: CalibrationEstimator
     private var detector: MagneticInterferenceDetector
     private var lastTime: Double?
     private var lastAttemptTime: Double?
+    private var samplesSinceAttempt = 0
     private var motionAnchor: Vector3?
     private var motionAnchorTime = 0.0
     private var fieldConfirmed = false
@@ -141,30 +198,42 @@ public struct MagnetometerCalibrator: Sendable {
     private var mismatchMinimumField = Double.infinity
     private var mismatchMaximumField = 0.0
 
+    /// The largest worst-case heading sigma progress starts from, degrees.
+    static let progressStartSigmaDegrees = 45.0
+
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         samples = CalibrationSampleSet(configuration: configuration.sampleSet)
-        fitter = EllipsoidFitter(configuration: configuration.fitter)
+        estimator = CalibrationEstimator(priors: configuration.priors)
         detector = MagneticInterferenceDetector(configuration: configuration.interference)
     }
 
     // MARK: What the daemon reads
 
-    /// The correction to apply to raw samples (identity while collecting).
-    public var calibration: MagnetometerCalibration { fit?.calibration ?? .identity }
+    /// True while collecting with a usable provisional estimate in use.
+    public var isProvisional: Bool { state == .collecting && estimate != nil }
+
+    /// The correction to apply to raw samples: the fit in use, else the provisional estimate, else
+    /// the identity.
+    public var calibration: MagnetometerCalibration {
+        if let fit { return fit.calibration }
+        return estimate?.fit.calibration ?? .identity
+    }
 
     /// `CalibrationNeeded`: no fit and the live field is known not to match the expected field.
     public var calibrationNeeded: Bool { state == .collecting && needsCalibrationLatched }
 
     /// Whether the (corrected) live field currently differs from the expected one (debounced),
     /// whatever the cause: interference or a wrong calibration. An input of `HeadingErrorModel`.
-    public var fieldDisturbed: Bool { detector.isDisturbed }
+    /// False while a provisional estimate is in use: the detector compares the uncorrected field,
+    /// and the error model's disturbance term measures the corrected one.
+    public var fieldDisturbed: Bool { isProvisional ? false : detector.isDisturbed }
 
     /// `MagneticInterference`: the field is disturbed while the correction in use is trusted
     /// (an accepted fit, or an uncorrected field that was confirmed to match). A disturbance seen
     /// through an untrusted correction is reported as `calibrationNeeded` instead.
     public var magneticInterference: Bool {
-        detector.isDisturbed && (state == .calibrated || (state == .collecting && fieldConfirmed))
+        detector.isDisturbed && (state == .calibrated || (state == .collecting && fieldConfirmed && !isProvisional))
     }
 
     /// The calibration input of the accuracy model.
@@ -173,22 +242,31 @@ public struct MagnetometerCalibrator: Sendable {
         case .calibrated: return .calibrated(residualMicrotesla: fit?.residualRMSMicrotesla ?? 0)
         case .unvalidated: return .unvalidated(residualMicrotesla: fit?.residualRMSMicrotesla ?? 0)
         case .collecting:
+            if let estimate { return .provisional(residualMicrotesla: estimate.fit.residualRMSMicrotesla) }
             if needsCalibrationLatched || detector.isDisturbed { return .uncalibrated }
             return fieldConfirmed || detector.cleanSeconds >= configuration.matchingEvidenceSeconds
                 ? .uncalibratedMatching : .uncalibrated
         }
     }
 
-    /// Orientation coverage of the current collection, 0–1 (not monotone; see `progress`).
-    public var coverage: Double { samples.coverage }
+    /// The one-sigma heading error, degrees, that the uncertainty of the correction in use causes
+    /// for this raw sample at the attitude given by the accelerometer's reading (0 for a restored
+    /// fit, whose covariance was not persisted, and without a correction).
+    public func headingSigmaDegrees(rawMicrotesla raw: Vector3, accelerationMetresPerSecondSquared a: Vector3) -> Double {
+        guard let estimate else { return 0 }
+        return estimate.headingSigmaDegrees(raw: raw, down: -a)
+    }
 
-    /// Samples stored for the next fit.
+    /// Samples stored for the next estimate.
     public var storedSampleCount: Int { samples.sampleCount }
+
+    /// Fraction of the sample set's direction cells holding a sample (diagnostics).
+    public var coverage: Double { samples.coverage }
 
     /// Memory bound: the calibrator's inline size plus the heap storage it allocated in `init`,
     /// bytes. Nothing is allocated after `init`.
     public var memoryBytes: Int {
-        MemoryLayout<Self>.size + samples.storageBytes + fitter.storageBytes
+        MemoryLayout<Self>.size + samples.storageBytes + estimator.storageBytes
     }
 
     // MARK: What the daemon calls
@@ -206,8 +284,10 @@ public struct MagnetometerCalibrator: Sendable {
     public mutating func restore(_ restored: CalibrationFit) {
         guard restored.calibration.isValid, restored.fieldMicrotesla.isFinite, restored.fieldMicrotesla > 0 else { return }
         fit = restored
+        estimate = nil
         state = .unvalidated
         progress = 1
+        hint = .none
         lastRejection = nil
         calibrationGeneration += 1
         samples.removeAll()
@@ -219,19 +299,21 @@ public struct MagnetometerCalibrator: Sendable {
     /// Forgets the fit and every sample and starts collecting afresh (`ResetCalibration`). The
     /// expected field is kept.
     public mutating func reset() {
-        if fit != nil { calibrationGeneration += 1 }
+        if fit != nil || estimate != nil { calibrationGeneration += 1 }
         discard(countAsContradiction: false)
         lastTime = nil
         lastAttemptTime = nil
-        lastAttemptedFit = nil
+        lastAttemptedEstimate = nil
         lastRejection = nil
+        lastWorstHeadingSigmaDegrees = .infinity
     }
 
     /// Processes one raw magnetometer sample.
     /// - Parameters:
     ///   - rawMicrotesla: the uncorrected reading, microtesla, device frame (after the mount matrix).
     ///   - acceleration: the latest accelerometer reading (reaction to gravity, m/s², device frame),
-    ///     for the dip; `nil` skips the dip comparison.
+    ///     for the dip; `nil` skips the dip comparison and stores the sample without a down
+    ///     direction.
     ///   - time: sample time, seconds, any monotonic origin. Non-finite samples are ignored; time
     ///     running backwards restarts the time steps.
     public mutating func add(rawMicrotesla raw: Vector3, accelerationMetresPerSecondSquared acceleration: Vector3?,
@@ -242,16 +324,20 @@ public struct MagnetometerCalibrator: Sendable {
         if let last = lastTime, time < last { lastAttemptTime = nil; motionAnchor = nil }
         lastTime = time
 
-        // Compare the corrected field with the expectation.
+        // Compare the corrected field (through a trusted fit, else raw) with the expectation.
         let corrected = fit.map { $0.calibration.apply(raw) } ?? raw
         let field = corrected.length
         var inclination: Double?
+        var down = Vector3.zero
         if let a = acceleration, a.isFinite {
             let g = a.length
             if g >= TiltCompensation.freeFallFraction * TiltCompensation.standardGravity, field > 0 {
-                let down = -corrected.dot(a) / (g * field)
-                inclination = Angle.degrees(asin(max(-1, min(1, down))))
+                let cosine = -corrected.dot(a) / (g * field)
+                inclination = Angle.degrees(asin(max(-1, min(1, cosine))))
             }
+            // The down direction for the estimator only while the phone is not being accelerated
+            // hard (|a| within 10 % of g): a hand's swing tilts the apparent vertical.
+            if abs(g - TiltCompensation.standardGravity) <= 0.1 * TiltCompensation.standardGravity { down = -a }
         }
         let expectedMagnitude: Double? = state == .calibrated
             ? fit?.fieldMicrotesla : expectedField.map { $0.totalNanotesla / 1000 }
@@ -262,23 +348,37 @@ public struct MagnetometerCalibrator: Sendable {
         updateEvidence(matched: detector.lastSampleMatched == true, disturbed: disturbed, cellBit: cellBit,
                        fieldMicrotesla: field, expectedFieldMicrotesla: expectedMagnitude, step: step)
 
-        guard state == .collecting else { return }
-        if let anchor = motionAnchor {
-            if (raw - anchor).length >= configuration.motionThresholdMicrotesla {
-                motionSeconds += min(max(0, time - motionAnchorTime), configuration.maximumMotionStepSeconds)
+        switch state {
+        case .unvalidated:
+            return
+        case .calibrated:
+            // Refinement: keep learning from clean samples only.
+            guard !disturbed else { return }
+            samples.add(raw, down: down, time: time)
+            samplesSinceAttempt += 1
+            if let last = lastAttemptTime, time - last < configuration.refineIntervalSeconds { return }
+            if lastAttemptTime == nil { lastAttemptTime = time; return }
+            lastAttemptTime = time
+            if samplesSinceAttempt > 0 { attemptRefinement() }
+        case .collecting:
+            if let anchor = motionAnchor {
+                if (raw - anchor).length >= configuration.motionThresholdMicrotesla {
+                    motionSeconds += min(max(0, time - motionAnchorTime), configuration.maximumMotionStepSeconds)
+                    motionAnchor = raw
+                    motionAnchorTime = time
+                }
+            } else {
                 motionAnchor = raw
                 motionAnchorTime = time
             }
-        } else {
-            motionAnchor = raw
-            motionAnchorTime = time
+            samples.add(raw, down: down, time: time)
+            samplesSinceAttempt += 1
+            updateProgress()
+            if let last = lastAttemptTime, time - last < configuration.fitIntervalSeconds { return }
+            if lastAttemptTime == nil { lastAttemptTime = time; return }
+            lastAttemptTime = time
+            attemptFit()
         }
-        samples.add(raw, time: time)
-        progress = max(progress, samples.coverage)
-        if let last = lastAttemptTime, time - last < configuration.fitIntervalSeconds { return }
-        if lastAttemptTime == nil { lastAttemptTime = time; return }
-        lastAttemptTime = time
-        attemptFit()
     }
 
     // MARK: Evidence
@@ -328,6 +428,7 @@ public struct MagnetometerCalibrator: Sendable {
                 fieldConfirmed = true
                 detector.reset()
                 clearMismatch()
+                lastAttemptTime = nil
             }
         case .collecting:
             if contradicted, fieldConfirmed {
@@ -346,64 +447,205 @@ public struct MagnetometerCalibrator: Sendable {
     }
 
     private mutating func discard(countAsContradiction: Bool) {
-        if fit != nil {
+        if fit != nil || estimate != nil {
             calibrationGeneration += 1
-            if countAsContradiction { discardedFitCount += 1 }
+            if countAsContradiction, fit != nil { discardedFitCount += 1 }
         }
         fit = nil
+        estimate = nil
         state = .collecting
         progress = 0
+        hint = .move
         motionSeconds = 0
         motionAnchor = nil
+        samplesSinceAttempt = 0
         samples.removeAll()
         detector.reset()
         needsCalibrationLatched = false
         clearEvidence()
     }
 
-    // MARK: Fitting
+    // MARK: Estimating
+
+    /// Runs the estimator over the stored samples (no allocation), starting from `start`.
+    private mutating func runEstimator(start: CalibrationEstimate?) -> CalibrationEstimate? {
+        samplesSinceAttempt = 0
+        guard samples.sampleCount >= 12 else { return nil }
+        var estimator = CalibrationEstimator.unallocated
+        swap(&estimator, &self.estimator)
+        let expected = expectedField
+        let result = samples.withPackedSamplesAndDowns { raw, down in
+            estimator.estimate(raw: raw, down: down, expectedField: expected, start: start)
+        }
+        swap(&estimator, &self.estimator)
+        lastAttemptedEstimate = result
+        return result
+    }
+
+    /// Whether an estimate is good enough to steer the needle while it learns: a flat heading
+    /// within `provisionalMaximumFlatHeadingSigmaDegrees`, the radius plausible (the acceptance
+    /// range widened by half) and the residual bounded.
+    private func isUsableProvisionally(_ candidate: CalibrationEstimate) -> Bool {
+        guard candidate.worstHeadingSigma(tiltDegrees: 0).sigmaDegrees
+            <= configuration.provisionalMaximumFlatHeadingSigmaDegrees else { return false }
+        let fit = candidate.fit
+        let range = configuration.acceptance.fieldRange(expectedFieldMicrotesla: expectedField.map { $0.totalNanotesla / 1000 })
+        let widened = (range.lowerBound - (range.upperBound - range.lowerBound) / 2)...(range.upperBound + (range.upperBound - range.lowerBound) / 2)
+        return widened.contains(fit.fieldMicrotesla)
+            && fit.residualRMSMicrotesla <= configuration.provisionalMaximumResidualFraction * fit.fieldMicrotesla
+            && fit.calibration.isValid
+    }
 
     private mutating func attemptFit() {
         let acceptance = configuration.acceptance
-        let coverage = samples.coverage
-        guard coverage >= configuration.fitFromCoverageFraction * acceptance.minimumCoverage,
-              samples.sampleCount >= 12 else {
-            lastRejection = .insufficientCoverage(fraction: coverage)
+        guard let result = runEstimator(start: estimate ?? lastAttemptedEstimateIfPlausible) else {
+            lastRejection = samples.sampleCount < 12 ? .tooFewSamples(count: samples.sampleCount) : .fitFailed
+            updateHint()
             return
         }
-        // Move the fitter out (its scratch stays uniquely referenced: no copy, no allocation).
-        var fitter = EllipsoidFitter.unallocated
-        swap(&fitter, &self.fitter)
-        let result = samples.withPackedSamples { fitter.fit($0) }
-        swap(&fitter, &self.fitter)
-        lastAttemptedFit = result
-        guard let result else {
-            lastRejection = .fitFailed
-            return
+        // A plausible estimate is the better centre for bucketing directions.
+        let usable = isUsableProvisionally(result)
+        if usable { samples.recentre(result.hardIronOffsetMicrotesla) }
+        let worst = acceptance.worstHeadingSigma(result)
+        lastWorstHeadingSigmaDegrees = worst.sigmaDegrees
+
+        if usable {
+            if estimate != result { calibrationGeneration += 1 }
+            estimate = result
+        } else if estimate != nil {
+            estimate = nil
+            calibrationGeneration += 1
         }
-        // A plausible fit is the better centre for bucketing directions.
-        if result.eigenvalueSpread <= 3, result.fieldMicrotesla > 5, result.fieldMicrotesla < 500 {
-            samples.recentre(result.hardIronOffsetMicrotesla)
-        }
-        if let rejection = acceptance.checkCollection(coverage: samples.coverage, sampleCount: samples.sampleCount,
-                                                      motionSeconds: motionSeconds) {
+        updateProgress()
+
+        if let rejection = acceptance.checkCollection(sampleCount: samples.sampleCount, motionSeconds: motionSeconds)
+            ?? acceptance.check(result, expectedField: expectedField) {
             lastRejection = rejection
+            updateHint()
             return
         }
-        let axes = samples.spread(from: result.hardIronOffsetMicrotesla,
-                                  threshold: acceptance.hemisphereComponentThreshold).axesWithBothHemispheres
-        if let rejection = acceptance.check(result, hemisphereAxes: axes,
-                                            expectedFieldMicrotesla: expectedField.map { $0.totalNanotesla / 1000 }) {
-            lastRejection = rejection
-            return
-        }
-        fit = result
+        accept(result)
+    }
+
+    /// The last estimate as a starting point when it was usable.
+    private var lastAttemptedEstimateIfPlausible: CalibrationEstimate? {
+        guard let last = lastAttemptedEstimate, isUsableProvisionally(last) else { return nil }
+        return last
+    }
+
+    private mutating func accept(_ result: CalibrationEstimate) {
+        fit = result.fit
+        estimate = result
         state = .calibrated
         progress = 1
+        hint = .none
         lastRejection = nil
         calibrationGeneration += 1
         needsCalibrationLatched = false
         detector.reset()
         clearEvidence()
+        lastAttemptTime = nil
+    }
+
+    private mutating func attemptRefinement() {
+        guard let current = fit, let result = runEstimator(start: estimate) else { return }
+        let acceptance = configuration.acceptance
+        guard acceptance.check(result, expectedField: expectedField) == nil else { return }
+        let worst = acceptance.worstHeadingSigma(result).sigmaDegrees
+        let currentWorst = estimate.map { acceptance.worstHeadingSigma($0).sigmaDegrees } ?? acceptance.maximumHeadingSigmaDegrees
+        guard worst <= configuration.refinementImprovement * currentWorst else { return }
+        // Agreement: at every acceptance attitude the two corrections give headings within 3 σ.
+        let disagreement = Self.largestHeadingDifferenceDegrees(current, result.fit,
+                                                                tiltDegrees: acceptance.acceptanceTiltDegrees,
+                                                                inclinationDegrees: result.inclinationDegrees)
+        let allowed = 3 * (worst * worst + currentWorst * currentWorst).squareRoot()
+        guard disagreement <= allowed else { return }
+        fit = result.fit
+        estimate = result
+        lastWorstHeadingSigmaDegrees = worst
+        refinementCount += 1
+        calibrationGeneration += 1
+    }
+
+    /// The largest difference, degrees, between the headings two corrections give for the same
+    /// field, over flat and `tiltDegrees` attitudes (8 tilt directions × 12 headings), for a field
+    /// of `b`'s radius and the dip `inclinationDegrees` (0 when unknown).
+    static func largestHeadingDifferenceDegrees(_ a: CalibrationFit, _ b: CalibrationFit, tiltDegrees: Double,
+                                                inclinationDegrees: Double) -> Double {
+        guard let inverse = a.softIronMatrix.inverse else { return 180 }
+        let dip = Angle.radians(inclinationDegrees.isFinite ? inclinationDegrees : 0)
+        var largest = 0.0
+        for tilt in [0.0, Angle.radians(tiltDegrees)] {
+            for k in 0..<(tilt == 0 ? 1 : 8) {
+                let azimuth = 2 * Double.pi * Double(k) / 8
+                let down = Vector3(sin(tilt) * cos(azimuth), sin(tilt) * sin(azimuth), -cos(tilt))
+                let reference = abs(down.x) < 0.9 ? Vector3(1, 0, 0) : Vector3(0, 1, 0)
+                guard let e1 = (reference - down * reference.dot(down)).normalized else { continue }
+                let e2 = down.cross(e1)
+                for h in 0..<12 {
+                    let psi = 2 * Double.pi * Double(h) / 12
+                    let north = e1 * cos(psi) + e2 * sin(psi)
+                    let truth = north * (a.fieldMicrotesla * cos(dip)) + down * (a.fieldMicrotesla * sin(dip))
+                    let raw = inverse * truth + a.hardIronOffsetMicrotesla
+                    let other = b.calibration.apply(raw)
+                    let horizontal = other - down * other.dot(down)
+                    // The angle between `north` and the other correction's horizontal field.
+                    let angle = atan2(down.dot(north.cross(horizontal)), north.dot(horizontal))
+                    largest = max(largest, abs(Angle.degrees(angle)))
+                }
+            }
+        }
+        return largest
+    }
+
+    // MARK: Progress and hint
+
+    private mutating func updateProgress() {
+        guard state == .collecting else { return }
+        let acceptance = configuration.acceptance
+        let collected = min(1, Double(samples.sampleCount) / Double(max(1, acceptance.minimumSampleCount)),
+                            motionSeconds / max(1e-9, acceptance.minimumMotionSeconds))
+        var certainty = 0.0
+        if lastAttemptedEstimate != nil, lastWorstHeadingSigmaDegrees.isFinite {
+            let start = Self.progressStartSigmaDegrees, goal = acceptance.maximumHeadingSigmaDegrees
+            certainty = max(0, min(1, log(start / max(goal, lastWorstHeadingSigmaDegrees)) / log(start / goal)))
+        }
+        progress = max(progress, min(0.99, 0.2 * collected + 0.8 * certainty))
+    }
+
+    /// The hint follows the estimate's weakest attitude when there is an estimate whose heading is
+    /// still too uncertain (even while the sample count or the motion is short, so a phone only
+    /// turned flat is asked to tilt), else the rejection.
+    private mutating func updateHint() {
+        guard state == .collecting else { hint = .none; return }
+        var reason = lastRejection
+        switch lastRejection {
+        case .tooFewSamples?, .tooLittleMotion?:
+            if let last = lastAttemptedEstimate {
+                let acceptance = configuration.acceptance
+                let worst = acceptance.worstHeadingSigma(last)
+                if worst.sigmaDegrees > acceptance.maximumHeadingSigmaDegrees {
+                    reason = .headingUncertain(sigmaDegrees: worst.sigmaDegrees, tiltDegrees: worst.tiltDegrees,
+                                               tiltAzimuthDegrees: worst.tiltAzimuthDegrees)
+                }
+            }
+        default:
+            break
+        }
+        switch reason {
+        case nil, .tooFewSamples?, .tooLittleMotion?, .fitFailed?:
+            hint = .move
+        case .eigenvalueSpreadTooLarge?, .fieldOutOfRange?, .dipOutOfRange?, .residualTooLarge?:
+            hint = .awayFromMetal
+        case .headingUncertain(_, let tilt, let azimuth)?:
+            if tilt == 0 {
+                hint = .turnAround
+            } else {
+                // Azimuth 0°/180°: a side edge down (roll); 90°/270°: the top or bottom edge down (pitch).
+                let a = Angle.normalized360(azimuth)
+                let nearSide = min(abs(a - 0), abs(a - 180), abs(a - 360)) <= 45
+                hint = nearSide ? .tiltLeftRight : .tiltForwardBack
+            }
+        }
     }
 }

@@ -160,8 +160,8 @@ public struct HeadingErrorTerms: Sendable, Equatable {
 
 /// Why the accuracy class is lower than the error alone would give (a set, no allocation).
 public struct AccuracyLimits: OptionSet, Sendable, Hashable {
-    public let rawValue: UInt8
-    public init(rawValue: UInt8) { self.rawValue = rawValue }
+    public let rawValue: UInt16
+    public init(rawValue: UInt16) { self.rawValue = rawValue }
     /// The field differs from the expected one (interference, or a calibration that does not fit):
     /// `unreliable`.
     public static let fieldDisturbed = AccuracyLimits(rawValue: 1 << 0)
@@ -182,6 +182,9 @@ public struct AccuracyLimits: OptionSet, Sendable, Hashable {
     /// `HeadingErrorModel.steadySmoothingDegrees`): the one-sigma figure is least certain while the
     /// window catches up, so `high` waits until it has: at most `medium`.
     public static let turning = AccuracyLimits(rawValue: 1 << 7)
+    /// No accepted fit yet: the calibration's best current estimate is in use, its uncertainty in
+    /// the calibration term: at most `medium`.
+    public static let provisionalCalibration = AccuracyLimits(rawValue: 1 << 8)
 }
 
 /// A heading's one-sigma error and its accuracy class.
@@ -209,7 +212,8 @@ public struct HeadingErrorEstimate: Sendable, Equatable {
 ///    c of 2 (a fit's residual is mostly sensor noise), so the lag is √max(0, δ² − c²):
 ///    term² = s²/n + max(0, δ² − c²).
 /// 2. **Calibration**: a residual field error r (µT, the fit's RMS residual) in the worst direction
-///    turns the horizontal field by atan(r/H). Uncalibrated but matching the expected field
+///    turns the horizontal field by atan(r/H); the parameters' own uncertainty at the current
+///    attitude (`CalibrationEstimate.headingSigmaDegrees`) adds in quadrature. Uncalibrated but matching the expected field
 ///    (factory-calibrated): r = `uncalibratedMatchingResidualMicrotesla`. Uncalibrated and not
 ///    matching: 180 (unknown).
 /// 3. **Tilt**: an error ε (rad) in the gravity direction about the magnetic-north axis turns the
@@ -273,8 +277,12 @@ public struct HeadingErrorModel: Sendable, Equatable {
     ///   - expectedField: WMM2025 at the location, `nil` when no location is known.
     ///   - fittedFieldMicrotesla: the calibration's fitted radius (`MagnetometerCalibrator.fit`),
     ///     the expected magnitude when calibrated; `nil` uses the WMM total intensity.
+    ///   - calibrationUncertaintyDegrees: the heading error the calibration parameters' uncertainty
+    ///     causes at this attitude (`MagnetometerCalibrator.headingSigmaDegrees`), degrees; added to
+    ///     the residual's term in quadrature.
     public func estimate(_ estimate: HeadingEstimate, calibration: CalibrationQuality, fieldDisturbed: Bool,
-                         expectedField: MagneticField?, fittedFieldMicrotesla: Double? = nil) -> HeadingErrorEstimate {
+                         expectedField: MagneticField?, fittedFieldMicrotesla: Double? = nil,
+                         calibrationUncertaintyDegrees: Double = 0) -> HeadingErrorEstimate {
         let measuredF = estimate.fieldStrengthMicrotesla
         let measuredI = estimate.inclinationDegrees
         let wmmH = expectedField.map { $0.horizontalNanotesla / 1000 }
@@ -288,15 +296,17 @@ public struct HeadingErrorModel: Sendable, Equatable {
         // 2. Calibration.
         let residual: Double
         switch calibration {
-        case .calibrated(let r), .unvalidated(let r): residual = r.isFinite ? max(0, r) : .infinity
+        case .calibrated(let r), .unvalidated(let r), .provisional(let r): residual = r.isFinite ? max(0, r) : .infinity
         case .uncalibratedMatching: residual = uncalibratedMatchingResidualMicrotesla
         case .uncalibrated: residual = .infinity
         }
-        let calibrationTerm = horizontal > 0 && residual.isFinite ? Angle.degrees(atan(residual / horizontal)) : 180
+        let residualTerm = horizontal > 0 && residual.isFinite ? Angle.degrees(atan(residual / horizontal)) : 180
+        let uncertainty = calibrationUncertaintyDegrees.isFinite ? max(0, calibrationUncertaintyDegrees) : 180
+        let calibrationTerm = min(180, (residualTerm * residualTerm + uncertainty * uncertainty).squareRoot())
 
         // One sample's heading noise expected from the residual (the fit's residual is mostly the
         // sensor's noise): the part of δ that is not lag.
-        let noise = min(calibrationTerm, 45)
+        let noise = min(residualTerm, 45)
 
         // 1. Smoothing.
         let s = estimate.spreadDegrees.isFinite ? estimate.spreadDegrees : 180
@@ -336,6 +346,7 @@ public struct HeadingErrorModel: Sendable, Equatable {
         if fieldDisturbed { limits.insert(.fieldDisturbed) }
         if calibration == .uncalibrated { limits.insert(.uncalibrated) }
         if case .unvalidated = calibration { limits.insert(.unvalidatedCalibration) }
+        if case .provisional = calibration { limits.insert(.provisionalCalibration) }
         if calibration == .uncalibratedMatching { limits.insert(.unfittedCalibration) }
         if smoothing > steadySmoothingDegrees { limits.insert(.turning) }
         if expectedField == nil { limits.insert(.noLocation) }
@@ -349,7 +360,7 @@ public struct HeadingErrorModel: Sendable, Equatable {
             accuracy = accuracy.capped(at: .unreliable)
         }
         if !limits.isDisjoint(with: [.noLocation, .cautionZone]) { accuracy = accuracy.capped(at: .low) }
-        if !limits.isDisjoint(with: [.unvalidatedCalibration, .unfittedCalibration, .turning]) {
+        if !limits.isDisjoint(with: [.unvalidatedCalibration, .unfittedCalibration, .turning, .provisionalCalibration]) {
             accuracy = accuracy.capped(at: .medium)
         }
         return HeadingErrorEstimate(headingErrorDegrees: error, accuracy: accuracy, terms: terms, limits: limits)

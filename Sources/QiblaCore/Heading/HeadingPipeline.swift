@@ -100,11 +100,13 @@ public struct HeadingPipeline: Sendable {
     /// The axis currently selected (`.none` before the first accepted sample).
     public var axis: HeadingAxis { selector.axis }
 
-    /// Replaces the magnetometer calibration (e.g. after an online fit) and clears the window.
-    public mutating func setCalibration(_ calibration: MagnetometerCalibration) {
+    /// Replaces the magnetometer calibration (e.g. after an online fit) and, unless
+    /// `restartingWindow` is false, clears the window. A provisional estimate that moves a little
+    /// every second keeps the window: its older headings age out within the window's length.
+    public mutating func setCalibration(_ calibration: MagnetometerCalibration, restartingWindow: Bool = true) {
         guard calibration != configuration.calibration else { return }
         configuration.calibration = calibration
-        reset()
+        if restartingWindow { reset() }
     }
 
     /// Forgets the window, the axis mode and the last orientation.
