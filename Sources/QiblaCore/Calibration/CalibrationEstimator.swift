@@ -56,7 +56,12 @@ public struct CalibrationPriors: Sendable, Equatable {
     /// for the vertical component, which also carries the accelerometer's error).
     public var fieldNoiseFloorMicrotesla: Double
     public var dipNoiseFloorMicrotesla: Double
-    /// The covariance is multiplied by this (default 3): consecutive samples of a hand's motion
+    /// One-sigma error of the down direction common to all samples, m/s² (default 0.1: the
+    /// accelerometer's zero-g offset, as `HeadingErrorModel.accelerometerErrorMetresPerSecondSquared`).
+    /// An error every sample shares does not average away: the vertical-component rows together
+    /// carry at most the information of one row with this error, R·(σₐ/g₀), whatever their number.
+    public var accelerometerBiasMetresPerSecondSquared: Double
+    /// The covariance is multiplied by this (default 2): consecutive samples of a hand's motion
     /// are not independent, and the residuals carry model error as well as noise.
     public var covarianceInflation: Double
     /// A parameter is determined once its posterior sigma is at most this fraction of its prior's
@@ -66,7 +71,9 @@ public struct CalibrationPriors: Sendable, Equatable {
     public init(softIronSigma: Double = 0.1, fieldSigmaFraction: Double = 0.05, inclinationSigmaDegrees: Double = 3,
                 fieldWithoutLocationMicrotesla: Double = 45, fieldWithoutLocationSigmaMicrotesla: Double = 15,
                 fieldNoiseFloorMicrotesla: Double = 0.2, dipNoiseFloorMicrotesla: Double = 0.5,
-                covarianceInflation: Double = 3, determinedFraction: Double = 0.4) {
+                accelerometerBiasMetresPerSecondSquared: Double = 0.1,
+                covarianceInflation: Double = 1, determinedFraction: Double = 0.4) {
+        self.accelerometerBiasMetresPerSecondSquared = accelerometerBiasMetresPerSecondSquared
         self.softIronSigma = softIronSigma
         self.fieldSigmaFraction = fieldSigmaFraction
         self.inclinationSigmaDegrees = inclinationSigmaDegrees
@@ -581,7 +588,14 @@ public struct CalibrationEstimator: Sendable {
         // Residual scales: start from the floors and the first guess, re-estimated as it converges.
         var sigmas = residuals(p, raw: raw, down: down)
         var fieldSigma = max(priors.fieldNoiseFloorMicrotesla, sigmas.field)
-        var dipSigma = max(priors.dipNoiseFloorMicrotesla, sigmas.dip)
+        // The vertical rows' sigma: white noise plus the common error, spread over the rows
+        // (σ² + n·σ_c², so that n rows carry about the information of one with σ_c).
+        let commonDip = prior.field * priors.accelerometerBiasMetresPerSecondSquared / TiltCompensation.standardGravity
+        let dipCount = Double(max(1, sigmas.dipCount))
+        func dipRowSigma(_ white: Double) -> Double {
+            (white * white + dipCount * commonDip * commonDip).squareRoot()
+        }
+        var dipSigma = dipRowSigma(max(priors.dipNoiseFloorMicrotesla, sigmas.dip))
         var currentCost = cost(p, raw: raw, down: down, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma)
         guard currentCost.isFinite else { return nil }
         var lambda = 1e-3
@@ -617,7 +631,7 @@ public struct CalibrationEstimator: Sendable {
             if iteration == 2 || iteration == 5 || !improved {
                 sigmas = residuals(p, raw: raw, down: down)
                 let newField = max(priors.fieldNoiseFloorMicrotesla, sigmas.field)
-                let newDip = max(priors.dipNoiseFloorMicrotesla, sigmas.dip)
+                let newDip = dipRowSigma(max(priors.dipNoiseFloorMicrotesla, sigmas.dip))
                 if abs(newField - fieldSigma) > 0.05 * fieldSigma || abs(newDip - dipSigma) > 0.05 * dipSigma {
                     fieldSigma = newField
                     dipSigma = newDip

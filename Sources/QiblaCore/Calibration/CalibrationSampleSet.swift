@@ -44,11 +44,12 @@ public struct DirectionCells: Sendable, Equatable {
 /// and never allocates. `recentre` re-buckets every stored sample (O(capacity), no allocation).
 public struct CalibrationSampleSet: Sendable {
     public struct Configuration: Sendable, Equatable {
-        /// Bands of equal height in z (default 6).
+        /// Bands of equal height in z (default 10).
         public var bandCount: Int
-        /// Azimuth sectors per band (default 10; 60 cells in all, each ≈ 0.21 sr).
+        /// Azimuth sectors per band (default 16; 160 cells in all, each ≈ 0.079 sr, about 16°
+        /// across: a hand's motion within ±45° of tilt at a dip of 73° still reaches some 40 of them).
         public var sectorCount: Int
-        /// Samples kept per cell (default 3: 180 samples in all).
+        /// Samples kept per cell (default 3: 480 samples in all).
         public var samplesPerCell: Int
         /// A sample within this distance of its cell's newest replaces it, microtesla (default 2 µT,
         /// about 4× a typical phone magnetometer's noise of 0.3–0.5 µT).
@@ -58,7 +59,7 @@ public struct CalibrationSampleSet: Sendable {
         /// still cannot scatter over many cells.
         public var minimumBoxExtentMicrotesla: Double
 
-        public init(bandCount: Int = 6, sectorCount: Int = 10, samplesPerCell: Int = 3,
+        public init(bandCount: Int = 10, sectorCount: Int = 16, samplesPerCell: Int = 8,
                     minimumSeparationMicrotesla: Double = 2, minimumBoxExtentMicrotesla: Double = 20) {
             self.minimumBoxExtentMicrotesla = minimumBoxExtentMicrotesla
             self.bandCount = bandCount

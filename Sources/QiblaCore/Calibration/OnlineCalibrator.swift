@@ -336,8 +336,8 @@ public struct MagnetometerCalibrator: Sendable {
                 inclination = Angle.degrees(asin(max(-1, min(1, cosine))))
             }
             // The down direction for the estimator only while the phone is not being accelerated
-            // hard (|a| within 10 % of g): a hand's swing tilts the apparent vertical.
-            if abs(g - TiltCompensation.standardGravity) <= 0.1 * TiltCompensation.standardGravity { down = -a }
+            // hard (|a| within 5 % of g): a hand's swing tilts the apparent vertical.
+            if abs(g - TiltCompensation.standardGravity) <= 0.05 * TiltCompensation.standardGravity { down = -a }
         }
         let expectedMagnitude: Double? = state == .calibrated
             ? fit?.fieldMicrotesla : expectedField.map { $0.totalNanotesla / 1000 }

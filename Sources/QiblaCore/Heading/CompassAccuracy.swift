@@ -185,6 +185,10 @@ public struct AccuracyLimits: OptionSet, Sendable, Hashable {
     /// No accepted fit yet: the calibration's best current estimate is in use, its uncertainty in
     /// the calibration term: at most `medium`.
     public static let provisionalCalibration = AccuracyLimits(rawValue: 1 << 8)
+    /// The hand is accelerating the phone (`HeadingEstimate.accelerationDeviationMetresPerSecondSquared`
+    /// above `HeadingErrorModel.steadyAccelerationMetresPerSecondSquared`): the vertical the tilt
+    /// compensation uses is off by an unknown amount: at most `medium`.
+    public static let accelerating = AccuracyLimits(rawValue: 1 << 9)
 }
 
 /// A heading's one-sigma error and its accuracy class.
@@ -219,7 +223,9 @@ public struct HeadingErrorEstimate: Sendable, Equatable {
 /// 3. **Tilt**: an error ε (rad) in the gravity direction about the magnetic-north axis turns the
 ///    computed heading by ≈ ε·tan|I| (the vertical field leaks into the horizontal one; cf. NXP
 ///    AN4248 "Implementing a tilt-compensated eCompass", §"effect of tilt error"), with
-///    ε = `accelerometerErrorMetresPerSecondSquared` / g₀: atan((σₐ/g₀)·tan|I|).
+///    ε = √(σₐ² + L²) / g₀: atan(ε·tan|I|), σₐ = `accelerometerErrorMetresPerSecondSquared`, L the
+///    window's RMS of |a| − g₀ (a hand's linear acceleration, assumed as large across the reading
+///    as along it).
 /// 4. **Declination**: WMM2025 uncertainty of D, √(0.26² + (5417 / H[nT])²) (WMM2025 technical
 ///    report, table of uncertainty estimates), when a location is known.
 /// 5. **Disturbance**: the smallest disturbance vector d explaining the window's mean magnitude F
@@ -251,6 +257,9 @@ public struct HeadingErrorModel: Sendable, Equatable {
 
     /// Smoothing term (degrees) above which the phone counts as turning and `high` is withheld.
     public var steadySmoothingDegrees: Double = 2
+    /// RMS |a| − g₀ over the window (m/s²) above which the phone counts as accelerated and `high`
+    /// is withheld (default 0.2: twice a still phone's accelerometer noise).
+    public var steadyAccelerationMetresPerSecondSquared: Double = 0.2
 
     public init(accelerometerErrorMetresPerSecondSquared: Double = 0.1,
                 uncalibratedMatchingResidualMicrotesla: Double = 1,
@@ -315,8 +324,12 @@ public struct HeadingErrorModel: Sendable, Equatable {
         let lag2 = max(0, deviation * deviation - noise * noise)
         let smoothing = (s * s / n + lag2).squareRoot()
 
-        // 3. Tilt.
-        let epsilon = accelerometerErrorMetresPerSecondSquared / TiltCompensation.standardGravity
+        // 3. Tilt: the accelerometer's error plus the hand's linear acceleration across the reading,
+        // taken as large as the measured one along it (isotropic hand motion).
+        let handAcceleration = estimate.accelerationDeviationMetresPerSecondSquared.isFinite
+            ? estimate.accelerationDeviationMetresPerSecondSquared : 0
+        let epsilon = (accelerometerErrorMetresPerSecondSquared * accelerometerErrorMetresPerSecondSquared
+            + handAcceleration * handAcceleration).squareRoot() / TiltCompensation.standardGravity
         let tiltTerm = abs(inclination) >= 90 ? 180 : Angle.degrees(atan(epsilon * tan(Angle.radians(abs(inclination)))))
 
         // 4. Declination.
@@ -349,6 +362,7 @@ public struct HeadingErrorModel: Sendable, Equatable {
         if case .provisional = calibration { limits.insert(.provisionalCalibration) }
         if calibration == .uncalibratedMatching { limits.insert(.unfittedCalibration) }
         if smoothing > steadySmoothingDegrees { limits.insert(.turning) }
+        if handAcceleration > steadyAccelerationMetresPerSecondSquared { limits.insert(.accelerating) }
         if expectedField == nil { limits.insert(.noLocation) }
         switch expectedField?.zone {
         case .caution?: limits.insert(.cautionZone)
@@ -360,7 +374,8 @@ public struct HeadingErrorModel: Sendable, Equatable {
             accuracy = accuracy.capped(at: .unreliable)
         }
         if !limits.isDisjoint(with: [.noLocation, .cautionZone]) { accuracy = accuracy.capped(at: .low) }
-        if !limits.isDisjoint(with: [.unvalidatedCalibration, .unfittedCalibration, .turning, .provisionalCalibration]) {
+        if !limits.isDisjoint(with: [.unvalidatedCalibration, .unfittedCalibration, .turning, .provisionalCalibration,
+                                     .accelerating]) {
             accuracy = accuracy.capped(at: .medium)
         }
         return HeadingErrorEstimate(headingErrorDegrees: error, accuracy: accuracy, terms: terms, limits: limits)

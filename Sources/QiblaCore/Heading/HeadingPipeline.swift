@@ -24,6 +24,10 @@ public struct HeadingEstimate: Sendable, Equatable {
     public var sampleCount: Int
     /// Time of the sample, seconds (as passed to `update`).
     public var time: Double
+    /// RMS over the window of |a| − g₀, m/s²: how hard the hand accelerates the phone (0 at rest
+    /// but for the accelerometer's noise). The same linear acceleration across the axis of the
+    /// reading tilts the apparent vertical.
+    public var accelerationDeviationMetresPerSecondSquared: Double = 0
 }
 
 /// The per-sample compass engine the daemon feeds with paired magnetometer and accelerometer
@@ -71,7 +75,7 @@ public struct HeadingPipeline: Sendable {
         }
     }
 
-    private struct FieldSample: Sendable { var strength: Double; var inclination: Double }
+    private struct FieldSample: Sendable { var strength: Double; var inclination: Double; var accelerationDeviation2: Double }
 
     public private(set) var configuration: Configuration
     private var selector: HeadingAxisSelector
@@ -91,7 +95,7 @@ public struct HeadingPipeline: Sendable {
             minimumResultantLength: configuration.minimumResultantLength,
             capacity: configuration.smoothingCapacity))
         fieldWindow = TimedRing(capacity: max(1, configuration.smoothingCapacity),
-                                filler: FieldSample(strength: 0, inclination: 0))
+                                filler: FieldSample(strength: 0, inclination: 0, accelerationDeviation2: 0))
     }
 
     /// The calibration in use.
@@ -150,13 +154,18 @@ public struct HeadingPipeline: Sendable {
         let mean = smoother.add(angleDegrees: heading, time: time)
 
         fieldWindow.removeEntries(before: time - configuration.smoothingWindowSeconds)
+        let deviation = acceleration.length - TiltCompensation.standardGravity
         fieldWindow.append(time: time, value: FieldSample(strength: orientation.fieldStrengthMicrotesla,
-                                                         inclination: orientation.inclinationDegrees))
+                                                         inclination: orientation.inclinationDegrees,
+                                                         accelerationDeviation2: deviation * deviation))
         guard let mean else {
             return .failure(.headingDispersed(resultantLength: smoother.resultantLength))
         }
-        var strength = 0.0, inclination = 0.0
-        fieldWindow.forEach { strength += $0.value.strength; inclination += $0.value.inclination }
+        var strength = 0.0, inclination = 0.0, deviation2 = 0.0
+        fieldWindow.forEach {
+            strength += $0.value.strength; inclination += $0.value.inclination
+            deviation2 += $0.value.accelerationDeviation2
+        }
         let n = Double(max(1, fieldWindow.count))
 
         return .success(HeadingEstimate(
@@ -164,6 +173,7 @@ public struct HeadingPipeline: Sendable {
             tiltDegrees: orientation.tiltDegrees, pitchDegrees: orientation.pitchDegrees,
             rollDegrees: orientation.rollDegrees, spreadDegrees: mean.spreadDegrees,
             fieldStrengthMicrotesla: strength / n, inclinationDegrees: inclination / n,
-            instantaneousHeadingDegrees: heading, sampleCount: mean.sampleCount, time: time))
+            instantaneousHeadingDegrees: heading, sampleCount: mean.sampleCount, time: time,
+            accelerationDeviationMetresPerSecondSquared: (deviation2 / n).squareRoot()))
     }
 }
