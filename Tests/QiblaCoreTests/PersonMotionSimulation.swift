@@ -183,6 +183,9 @@ struct PersonScene {
         /// During a still pose, after 1.5 s of settling.
         var settled: Bool
         var tiltDegrees: Double
+        /// The real error of the same sample through a pipeline with the unit's true calibration,
+        /// degrees (what the rest of the error budget leaves: noise, tilt error, anomaly).
+        var oracleErrorDegrees: Double
     }
 
     var samples: [Sample] = []
@@ -190,6 +193,8 @@ struct PersonScene {
     var firstStage: CalibrationStage?
     var finalStage: CalibrationStage?
     var refinements = 0
+    /// The hint when the hand stopped moving (end of `learnSeconds`).
+    var hintAfterLearning = CalibrationHint.none
     var calibrator: MagnetometerCalibrator
 
     /// - Parameters:
@@ -204,6 +209,9 @@ struct PersonScene {
         calibrator = MagnetometerCalibrator()
         calibrator.setExpectedField(location ? base.model : nil)
         var pipeline = HeadingPipeline()
+        var oracle = HeadingPipeline()
+        oracle.setCalibration(MagnetometerCalibration(hardIronOffset: unit.hardIronMicrotesla,
+                                                      softIronMatrix: unit.distortion.inverse ?? .identity))
         var generation = calibrator.calibrationGeneration
         pipeline.setCalibration(calibrator.calibration)
         var hand = HandMotion(motion, rng: &rng)
@@ -223,6 +231,7 @@ struct PersonScene {
             if t < learnSeconds {
                 (r, linear) = hand.step(dt, &rng)
                 settled = false
+                hintAfterLearning = calibrator.hint
             } else {
                 if t - poseStart >= 4 { previous = next; next = randomPose(&rng); poseStart += 4 }
                 let phase = min(1, (t - poseStart) / 0.5)
@@ -242,6 +251,7 @@ struct PersonScene {
                 generation = calibrator.calibrationGeneration
                 pipeline.setCalibration(calibrator.calibration, restartingWindow: !calibrator.isProvisional)
             }
+            let oracleEstimate = try? oracle.update(magnetic: m, acceleration: a, time: t).get()
             guard case .success(let estimate) = pipeline.update(magnetic: m, acceleration: a, time: t) else { continue }
             let axis = estimate.axis == .back ? Vector3(0, 0, -1) : Vector3(0, 1, 0)
             let pointing = r * axis
@@ -257,7 +267,12 @@ struct PersonScene {
             let up = r.transposed * Vector3(0, 0, 1)
             samples.append(Sample(time: t, realErrorDegrees: abs(Angle.turn(from: truth, to: published)), error: error,
                                   state: calibrator.state, provisional: calibrator.isProvisional, settled: settled,
-                                  tiltDegrees: Angle.degrees(acos(max(-1, min(1, up.z))))))
+                                  tiltDegrees: Angle.degrees(acos(max(-1, min(1, up.z)))),
+                                  oracleErrorDegrees: oracleEstimate.map {
+                                      let heading = location ? $0.magneticHeadingDegrees + base.model.declinationDegrees
+                                          : $0.magneticHeadingDegrees
+                                      return abs(Angle.turn(from: truth, to: heading))
+                                  } ?? .nan))
         }
         finalStage = calibrator.estimate?.stage
         refinements = calibrator.refinementCount
@@ -271,5 +286,18 @@ struct PersonScene {
 
     static func rms(_ samples: [Sample]) -> Double {
         (samples.map { $0.realErrorDegrees * $0.realErrorDegrees }.reduce(0, +) / Double(max(1, samples.count))).squareRoot()
+    }
+
+    /// The calibration's share of an RMS error: √(rms² − oracle²), degrees (0 when the oracle does
+    /// no better).
+    static func calibrationShare(_ samples: [Sample]) -> Double {
+        let real = rms(samples), oracle = oracleRMS(samples)
+        return max(0, real * real - oracle * oracle).squareRoot()
+    }
+
+    /// RMS of the oracle's errors over the same samples (those it has).
+    static func oracleRMS(_ samples: [Sample]) -> Double {
+        let errors = samples.map(\.oracleErrorDegrees).filter(\.isFinite)
+        return (errors.map { $0 * $0 }.reduce(0, +) / Double(max(1, errors.count))).squareRoot()
     }
 }

@@ -20,6 +20,10 @@ public enum CalibrationRejection: Sendable, Equatable, CustomStringConvertible {
     case dipOutOfRange(inclinationDegrees: Double, expectedDegrees: Double)
     /// The RMS residual exceeds the limit, microtesla.
     case residualTooLarge(residualMicrotesla: Double, limitMicrotesla: Double)
+    /// The estimate moved since the previous attempt: the headings the two give differ by this
+    /// much somewhere, degrees (an estimate that still moves by more than its sigma claims is not
+    /// settled, whatever its covariance says).
+    case notSettled(differenceDegrees: Double)
 
     public var description: String {
         func f(_ x: Double) -> String { String(Double(Int((x * 10).rounded())) / 10) }
@@ -34,6 +38,7 @@ public enum CalibrationRejection: Sendable, Equatable, CustomStringConvertible {
         case .fieldOutOfRange(let v, let r): return "fitted field \(f(v)) µT outside \(f(r.lowerBound))…\(f(r.upperBound)) µT"
         case .dipOutOfRange(let v, let e): return "fitted dip \(f(v))° differs from the expected \(f(e))°"
         case .residualTooLarge(let r, let l): return "residual \(f(r)) µT above \(f(l)) µT"
+        case .notSettled(let d): return "the estimate still moves (headings \(f(d))° apart from the last one)"
         }
     }
 }
@@ -65,14 +70,25 @@ public struct CalibrationAcceptance: Sendable, Equatable {
     public var fieldRangeWithoutLocationMicrotesla: ClosedRange<Double>
     /// The fitted dip must be within this of WMM2025's, degrees (default 8).
     public var dipToleranceDegrees: Double
-    /// Maximum RMS residual as a fraction of the fitted radius (default 0.03).
+    /// Maximum RMS residual as a fraction of the fitted radius (default 0.03) …
     public var maximumResidualFraction: Double
+    /// … but never below this, microtesla (default 1.5: a noisy magnetometer, 0.8 µT per axis, in
+    /// the 25 µT of the South Atlantic anomaly is not a distorted field).
+    public var maximumResidualFloorMicrotesla: Double
+    /// An estimate is accepted only when the previous attempt's (a second earlier) gives headings
+    /// within this many times `maximumHeadingSigmaDegrees` of it at every acceptance attitude
+    /// (default 1.5): early in a motion, with few samples, the Gauss–Newton covariance is
+    /// optimistic, and an estimate that still moves is not yet what its sigma says.
+    public var maximumSettlingFactor: Double
 
     public init(minimumSampleCount: Int = 40, minimumMotionSeconds: Double = 3, maximumHeadingSigmaDegrees: Double = 2,
                 acceptanceTiltDegrees: Double = 30, maximumEigenvalueSpread: Double = 1.5,
                 fieldToleranceFraction: Double = 0.15,
                 fieldRangeWithoutLocationMicrotesla: ClosedRange<Double> = 20...70,
-                dipToleranceDegrees: Double = 8, maximumResidualFraction: Double = 0.03) {
+                dipToleranceDegrees: Double = 8, maximumResidualFraction: Double = 0.03,
+                maximumSettlingFactor: Double = 1.5, maximumResidualFloorMicrotesla: Double = 1.5) {
+        self.maximumResidualFloorMicrotesla = maximumResidualFloorMicrotesla
+        self.maximumSettlingFactor = maximumSettlingFactor
         self.minimumSampleCount = minimumSampleCount
         self.minimumMotionSeconds = minimumMotionSeconds
         self.maximumHeadingSigmaDegrees = maximumHeadingSigmaDegrees
@@ -120,7 +136,7 @@ public struct CalibrationAcceptance: Sendable, Equatable {
            abs(estimate.inclinationDegrees - expected.inclinationDegrees) > dipToleranceDegrees {
             return .dipOutOfRange(inclinationDegrees: estimate.inclinationDegrees, expectedDegrees: expected.inclinationDegrees)
         }
-        let limit = maximumResidualFraction * fit.fieldMicrotesla
+        let limit = max(maximumResidualFraction * fit.fieldMicrotesla, maximumResidualFloorMicrotesla)
         if !(fit.residualRMSMicrotesla <= limit) {
             return .residualTooLarge(residualMicrotesla: fit.residualRMSMicrotesla, limitMicrotesla: limit)
         }

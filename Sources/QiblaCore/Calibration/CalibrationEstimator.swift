@@ -7,9 +7,12 @@ public enum CalibrationParameter: Int, Sendable, CaseIterable {
     case hardIronX, hardIronY, hardIronZ
     case softIronXX, softIronYY, softIronZZ, softIronXY, softIronXZ, softIronYZ
     case field, inclination
+    /// The accelerometer's bias, m/s², device frame: a nuisance the vertical-component rows need
+    /// (a bias tilts the measured down direction), with a prior of zero.
+    case accelerometerBiasX, accelerometerBiasY, accelerometerBiasZ
 
-    /// Number of parameters (11).
-    public static let count = 11
+    /// Number of parameters (14).
+    public static let count = 14
 }
 
 /// What the samples have determined so far, the staged models of NXP AN5019 (4-, 7- and
@@ -56,10 +59,11 @@ public struct CalibrationPriors: Sendable, Equatable {
     /// for the vertical component, which also carries the accelerometer's error).
     public var fieldNoiseFloorMicrotesla: Double
     public var dipNoiseFloorMicrotesla: Double
-    /// One-sigma error of the down direction common to all samples, m/s² (default 0.1: the
-    /// accelerometer's zero-g offset, as `HeadingErrorModel.accelerometerErrorMetresPerSecondSquared`).
-    /// An error every sample shares does not average away: the vertical-component rows together
-    /// carry at most the information of one row with this error, R·(σₐ/g₀), whatever their number.
+    /// One-sigma prior of the accelerometer's bias per axis, m/s² (default 0.1: a phone
+    /// accelerometer's zero-g offset after factory trim, as
+    /// `HeadingErrorModel.accelerometerErrorMetresPerSecondSquared`). The bias tilts every down
+    /// direction the same way in the device frame; left out, it pulls the hard iron by several
+    /// microtesla at high dips.
     public var accelerometerBiasMetresPerSecondSquared: Double
     /// The covariance is multiplied by this (default 2): consecutive samples of a hand's motion
     /// are not independent, and the residuals carry model error as well as noise.
@@ -72,7 +76,7 @@ public struct CalibrationPriors: Sendable, Equatable {
                 fieldWithoutLocationMicrotesla: Double = 45, fieldWithoutLocationSigmaMicrotesla: Double = 15,
                 fieldNoiseFloorMicrotesla: Double = 0.2, dipNoiseFloorMicrotesla: Double = 0.5,
                 accelerometerBiasMetresPerSecondSquared: Double = 0.1,
-                covarianceInflation: Double = 1, determinedFraction: Double = 0.4) {
+                covarianceInflation: Double = 1.5, determinedFraction: Double = 0.4) {
         self.accelerometerBiasMetresPerSecondSquared = accelerometerBiasMetresPerSecondSquared
         self.softIronSigma = softIronSigma
         self.fieldSigmaFraction = fieldSigmaFraction
@@ -110,7 +114,9 @@ public struct CalibrationEstimate: Sendable, Equatable {
     /// The prior the estimate started from (its standard deviations), for `stage`.
     public var priors: CalibrationPriors
     /// Posterior covariance, row-major `CalibrationParameter.count`², inflated.
-    var covariance: InlineArray<121, Double>
+    var covariance: InlineArray<196, Double>
+    /// The accelerometer bias the fit sees, m/s², device frame (a nuisance parameter).
+    public var accelerometerBiasMetresPerSecondSquared: Vector3
 
     public static func == (a: CalibrationEstimate, b: CalibrationEstimate) -> Bool {
         guard a.hardIronOffsetMicrotesla == b.hardIronOffsetMicrotesla, a.softIronMatrix == b.softIronMatrix,
@@ -118,7 +124,8 @@ public struct CalibrationEstimate: Sendable, Equatable {
               a.fieldResidualRMSMicrotesla == b.fieldResidualRMSMicrotesla,
               a.dipResidualRMSMicrotesla == b.dipResidualRMSMicrotesla, a.sampleCount == b.sampleCount,
               a.dipSampleCount == b.dipSampleCount, a.priors == b.priors else { return false }
-        for i in 0..<121 where a.covariance[i] != b.covariance[i] { return false }
+        guard a.accelerometerBiasMetresPerSecondSquared == b.accelerometerBiasMetresPerSecondSquared else { return false }
+        for i in 0..<196 where a.covariance[i] != b.covariance[i] { return false }
         return true
     }
 
@@ -192,7 +199,7 @@ public struct CalibrationEstimate: Sendable, Equatable {
         var variance = 0.0
         for i in 0..<9 {
             var row = 0.0
-            for j in 0..<9 { row += covariance[i * 11 + j] * g[j] }
+            for j in 0..<9 { row += covariance[i * CalibrationParameter.count + j] * g[j] }
             variance += g[i] * row
         }
         guard variance.isFinite else { return 180 }
@@ -200,15 +207,16 @@ public struct CalibrationEstimate: Sendable, Equatable {
         return radians >= .pi ? 180 : Angle.degrees(radians)
     }
 
-    /// The worst heading sigma over `headings` evenly spaced magnetic headings at each of
-    /// `tiltAzimuths` directions of a tilt of `tiltDegrees` (one attitude when flat), degrees, with
-    /// the attitude where it occurs: the tilt's azimuth in the device's xy plane (0 = the right edge
-    /// down, 90° = the top edge down), degrees.
+    /// The heading sigma at a tilt of `tiltDegrees`, degrees: for each of `tiltAzimuths` directions
+    /// of the tilt (one attitude when flat), the RMS over `headings` evenly spaced magnetic headings
+    /// (the error a user sees on average while turning round); the worst direction, with its
+    /// azimuth in the device's xy plane (0 = the right edge down, 90° = the top edge down), degrees.
     public func worstHeadingSigma(tiltDegrees: Double, tiltAzimuths: Int = 8, headings: Int = 12)
         -> (sigmaDegrees: Double, tiltAzimuthDegrees: Double) {
         var worst = (sigmaDegrees: 0.0, tiltAzimuthDegrees: 0.0)
         let tilt = Angle.radians(tiltDegrees)
         let azimuths = tiltDegrees == 0 ? 1 : max(1, tiltAzimuths)
+        let count = max(1, headings)
         for a in 0..<azimuths {
             let azimuth = 2 * Double.pi * Double(a) / Double(azimuths)
             // Device frame: flat face-up, down is −z; tilting towards `azimuth` lowers that edge.
@@ -217,13 +225,14 @@ public struct CalibrationEstimate: Sendable, Equatable {
             let reference = abs(down.x) < 0.9 ? Vector3(1, 0, 0) : Vector3(0, 1, 0)
             guard let e1 = (reference - down * reference.dot(down)).normalized else { continue }
             let e2 = down.cross(e1)
-            for k in 0..<max(1, headings) {
-                let psi = 2 * Double.pi * Double(k) / Double(max(1, headings))
-                let sigma = headingSigmaDegrees(down: down, north: e1 * cos(psi) + e2 * sin(psi))
-                if sigma > worst.sigmaDegrees || !sigma.isFinite {
-                    worst = (sigma.isFinite ? sigma : 180, Angle.degrees(azimuth))
-                }
+            var sum = 0.0
+            for k in 0..<count {
+                let psi = 2 * Double.pi * Double(k) / Double(count)
+                let sigma = min(180, headingSigmaDegrees(down: down, north: e1 * cos(psi) + e2 * sin(psi)))
+                sum += sigma.isFinite ? sigma * sigma : 180 * 180
             }
+            let rms = (sum / Double(count)).squareRoot()
+            if rms > worst.sigmaDegrees { worst = (rms, Angle.degrees(azimuth)) }
         }
         return worst
     }
@@ -266,14 +275,14 @@ public struct CalibrationEstimator: Sendable {
 
     private var scratch: ContiguousArray<Double>
     private enum Scratch {
-        static let normal = 0       // 121
-        static let damped = 121     // 121
-        static let covariance = 242 // 121
-        static let rhs = 363        // 11
-        static let step = 374       // 11
-        static let row = 385        // 11
-        static let column = 396     // 11
-        static let count = 407
+        static let normal = 0       // 196
+        static let damped = 196     // 196
+        static let covariance = 392 // 196
+        static let rhs = 588        // 14
+        static let step = 602       // 14
+        static let row = 616        // 14
+        static let column = 630     // 14
+        static let count = 644
     }
 
     public init(priors: CalibrationPriors = CalibrationPriors(), maximumIterations: Int = 20) {
@@ -328,6 +337,7 @@ public struct CalibrationEstimator: Sendable {
         var e: (Double, Double, Double, Double, Double, Double)  // xx, yy, zz, xy, xz, yz
         var field: Double
         var inclination: Double  // radians
+        var accelerometerBias: Vector3  // m/s²
 
         var s: Matrix3 {
             Matrix3(1 + e.0, e.3, e.4, e.3, 1 + e.1, e.5, e.4, e.5, 1 + e.2)
@@ -338,11 +348,17 @@ public struct CalibrationEstimator: Sendable {
             e = (e.0 + step[3], e.1 + step[4], e.2 + step[5], e.3 + step[6], e.4 + step[7], e.5 + step[8])
             field += step[9]
             inclination += step[10]
+            accelerometerBias += Vector3(step[11], step[12], step[13])
+        }
+
+        /// The down direction corrected for the accelerometer bias (unit), from a measured one.
+        @inline(__always) func down(_ measured: Vector3) -> Vector3 {
+            (measured + accelerometerBias / TiltCompensation.standardGravity).normalized ?? measured
         }
 
         var isFinite: Bool {
             b.isFinite && e.0.isFinite && e.1.isFinite && e.2.isFinite && e.3.isFinite && e.4.isFinite
-                && e.5.isFinite && field.isFinite && inclination.isFinite
+                && e.5.isFinite && field.isFinite && inclination.isFinite && accelerometerBias.isFinite
         }
     }
 
@@ -350,6 +366,7 @@ public struct CalibrationEstimator: Sendable {
         var field: Double, fieldSigma: Double
         var inclination: Double?, inclinationSigma: Double
         var softIronSigma: Double
+        var accelerometerBiasSigma: Double
     }
 
     private static let huber = 2.5
@@ -372,8 +389,10 @@ public struct CalibrationEstimator: Sendable {
             let m = s * (raw[i] - p.b)
             let length = m.length
             if length > 0 { sum += huberCost((length - p.field) / (s * (m / length)).length, sigma: fieldSigma) }
-            let u = down[i]
-            if u != .zero { sum += huberCost((m.dot(u) - vertical) / (s * u).length, sigma: dipSigma) }
+            if down[i] != .zero {
+                let u = p.down(down[i])
+                sum += huberCost((m.dot(u) - vertical) / (s * u).length, sigma: dipSigma)
+            }
         }
         return sum + priorCost(p, prior)
     }
@@ -394,7 +413,8 @@ public struct CalibrationEstimator: Sendable {
             let di = (p.inclination - i0) / prior.inclinationSigma
             sum += di * di
         }
-        return sum
+        let beta = p.accelerometerBias / prior.accelerometerBiasSigma
+        return sum + beta.dot(beta)
     }
 
     /// Builds JᵀWJ (upper triangle mirrored) and JᵀWr at `p`; returns the two residuals' weighted
@@ -429,12 +449,12 @@ public struct CalibrationEstimator: Sendable {
                 row[3] = u.x * w.x * scale; row[4] = u.y * w.y * scale; row[5] = u.z * w.z * scale
                 row[6] = (u.x * w.y + u.y * w.x) * scale; row[7] = (u.x * w.z + u.z * w.x) * scale
                 row[8] = (u.y * w.z + u.z * w.y) * scale
-                row[9] = -scale; row[10] = 0
+                row[9] = -scale; row[10] = 0; row[11] = 0; row[12] = 0; row[13] = 0
                 let r = (length - p.field) * scale
                 accumulate(r, weight(r, sigma: fieldSigma))
             }
-            let d = down[k]
-            if d != .zero {
+            if down[k] != .zero {
+                let d = p.down(down[k])
                 let sd = s * d
                 let scale = 1 / sd.length
                 row[0] = -sd.x * scale; row[1] = -sd.y * scale; row[2] = -sd.z * scale
@@ -442,6 +462,9 @@ public struct CalibrationEstimator: Sendable {
                 row[6] = (d.x * w.y + d.y * w.x) * scale; row[7] = (d.x * w.z + d.z * w.x) * scale
                 row[8] = (d.y * w.z + d.z * w.y) * scale
                 row[9] = -sinI * scale; row[10] = -p.field * cosI * scale
+                // d = normalise(d_measured + β/g): ∂(m·d)/∂β = (m − (m·d) d)/g.
+                let across = (m - d * m.dot(d)) * (scale / TiltCompensation.standardGravity)
+                row[11] = across.x; row[12] = across.y; row[13] = across.z
                 let r = (m.dot(d) - vertical) * scale
                 accumulate(r, weight(r, sigma: dipSigma))
             }
@@ -477,6 +500,12 @@ public struct CalibrationEstimator: Sendable {
             // sample had an accelerometer reading.
             a[10 * n + 10] += 1e-6
         }
+        let kb = 1 / (prior.accelerometerBiasSigma * prior.accelerometerBiasSigma)
+        let beta = p.accelerometerBias
+        for (i, value) in [beta.x, beta.y, beta.z].enumerated() {
+            a[(11 + i) * n + 11 + i] += kb
+            rhs[11 + i] += kb * value
+        }
         for i in 0..<n { for j in 0..<i { a[i * n + j] = a[j * n + i] } }
     }
 
@@ -492,7 +521,8 @@ public struct CalibrationEstimator: Sendable {
             let r = length > 0 ? (length - p.field) / (s * (m / length)).length : p.field
             field += r * r
             if down[i] != .zero {
-                let d = (m.dot(down[i]) - vertical) / (s * down[i]).length
+                let u = p.down(down[i])
+                let d = (m.dot(u) - vertical) / (s * u).length
                 dip += d * d
                 count += 1
             }
@@ -554,10 +584,12 @@ public struct CalibrationEstimator: Sendable {
             let f = field.totalNanotesla / 1000
             prior = Prior(field: f, fieldSigma: priors.fieldSigmaFraction * f,
                           inclination: Angle.radians(field.inclinationDegrees),
-                          inclinationSigma: Angle.radians(priors.inclinationSigmaDegrees), softIronSigma: priors.softIronSigma)
+                          inclinationSigma: Angle.radians(priors.inclinationSigmaDegrees), softIronSigma: priors.softIronSigma,
+                          accelerometerBiasSigma: max(1e-6, priors.accelerometerBiasMetresPerSecondSquared))
         } else {
             prior = Prior(field: priors.fieldWithoutLocationMicrotesla, fieldSigma: priors.fieldWithoutLocationSigmaMicrotesla,
-                          inclination: nil, inclinationSigma: .infinity, softIronSigma: priors.softIronSigma)
+                          inclination: nil, inclinationSigma: .infinity, softIronSigma: priors.softIronSigma,
+                          accelerometerBiasSigma: max(1e-6, priors.accelerometerBiasMetresPerSecondSquared))
         }
 
         var p: Parameters
@@ -567,7 +599,9 @@ public struct CalibrationEstimator: Sendable {
                            e: (s.row0.x - 1, s.row1.y - 1, s.row2.z - 1, s.row0.y, s.row0.z, s.row1.z),
                            field: start.fieldMicrotesla,
                            inclination: start.inclinationDegrees.isFinite ? Angle.radians(start.inclinationDegrees)
-                               : (prior.inclination ?? 0))
+                               : (prior.inclination ?? 0),
+                           accelerometerBias: start.accelerometerBiasMetresPerSecondSquared.isFinite
+                               ? start.accelerometerBiasMetresPerSecondSquared : .zero)
         } else {
             let b = firstGuess(raw: raw, down: down, prior: prior, scratch: damped, rhs: step)
             var field = 0.0
@@ -582,20 +616,14 @@ public struct CalibrationEstimator: Sendable {
                 }
                 if count > 0 { inclination = asin(max(-1, min(1, sum / Double(count)))) }
             }
-            p = Parameters(b: b, e: (0, 0, 0, 0, 0, 0), field: field > 0 ? field : prior.field, inclination: inclination)
+            p = Parameters(b: b, e: (0, 0, 0, 0, 0, 0), field: field > 0 ? field : prior.field, inclination: inclination,
+                           accelerometerBias: .zero)
         }
 
         // Residual scales: start from the floors and the first guess, re-estimated as it converges.
         var sigmas = residuals(p, raw: raw, down: down)
         var fieldSigma = max(priors.fieldNoiseFloorMicrotesla, sigmas.field)
-        // The vertical rows' sigma: white noise plus the common error, spread over the rows
-        // (σ² + n·σ_c², so that n rows carry about the information of one with σ_c).
-        let commonDip = prior.field * priors.accelerometerBiasMetresPerSecondSquared / TiltCompensation.standardGravity
-        let dipCount = Double(max(1, sigmas.dipCount))
-        func dipRowSigma(_ white: Double) -> Double {
-            (white * white + dipCount * commonDip * commonDip).squareRoot()
-        }
-        var dipSigma = dipRowSigma(max(priors.dipNoiseFloorMicrotesla, sigmas.dip))
+        var dipSigma = max(priors.dipNoiseFloorMicrotesla, sigmas.dip)
         var currentCost = cost(p, raw: raw, down: down, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma)
         guard currentCost.isFinite else { return nil }
         var lambda = 1e-3
@@ -631,7 +659,7 @@ public struct CalibrationEstimator: Sendable {
             if iteration == 2 || iteration == 5 || !improved {
                 sigmas = residuals(p, raw: raw, down: down)
                 let newField = max(priors.fieldNoiseFloorMicrotesla, sigmas.field)
-                let newDip = dipRowSigma(max(priors.dipNoiseFloorMicrotesla, sigmas.dip))
+                let newDip = max(priors.dipNoiseFloorMicrotesla, sigmas.dip)
                 if abs(newField - fieldSigma) > 0.05 * fieldSigma || abs(newDip - dipSigma) > 0.05 * dipSigma {
                     fieldSigma = newField
                     dipSigma = newDip
@@ -645,7 +673,7 @@ public struct CalibrationEstimator: Sendable {
         // Posterior covariance at the solution: (JᵀWJ + P)⁻¹, column by column.
         normalEquations(p, raw: raw, down: down, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma,
                         normal: a, rhs: rhs, row: row)
-        var result = InlineArray<121, Double>(repeating: 0)
+        var result = InlineArray<196, Double>(repeating: 0)
         for c in 0..<n {
             for i in 0..<(n * n) { damped[i] = a[i] }
             for i in 0..<n { column[i] = i == c ? 1 : 0 }
@@ -662,6 +690,6 @@ public struct CalibrationEstimator: Sendable {
                                        ? Angle.degrees(p.inclination) : .nan,
                                    fieldResidualRMSMicrotesla: final.field, dipResidualRMSMicrotesla: final.dip,
                                    sampleCount: raw.count, dipSampleCount: final.dipCount, priors: priors,
-                                   covariance: result)
+                                   covariance: result, accelerometerBiasMetresPerSecondSquared: p.accelerometerBias)
     }
 }

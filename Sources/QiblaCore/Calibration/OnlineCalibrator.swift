@@ -170,6 +170,8 @@ public struct MagnetometerCalibrator: Sendable {
     public private(set) var lastRejection: CalibrationRejection?
     /// The latest estimate computed, accepted or not (diagnostics).
     public private(set) var lastAttemptedEstimate: CalibrationEstimate?
+    /// The previous attempt's estimate when it passed every check (for the settling check).
+    private var previousPassingEstimate: CalibrationEstimate?
     /// The worst heading sigma of the latest estimate over the acceptance attitudes, degrees.
     public private(set) var lastWorstHeadingSigmaDegrees = Double.infinity
     /// Seconds of motion seen while collecting.
@@ -250,10 +252,10 @@ public struct MagnetometerCalibrator: Sendable {
     }
 
     /// The one-sigma heading error, degrees, that the uncertainty of the correction in use causes
-    /// for this raw sample at the attitude given by the accelerometer's reading (0 for a restored
-    /// fit, whose covariance was not persisted, and without a correction).
-    public func headingSigmaDegrees(rawMicrotesla raw: Vector3, accelerationMetresPerSecondSquared a: Vector3) -> Double {
-        guard let estimate else { return 0 }
+    /// for this raw sample at the attitude given by the accelerometer's reading; `nil` for a
+    /// restored fit (its covariance is not persisted) and without a correction.
+    public func headingSigmaDegrees(rawMicrotesla raw: Vector3, accelerationMetresPerSecondSquared a: Vector3) -> Double? {
+        guard let estimate else { return nil }
         return estimate.headingSigmaDegrees(raw: raw, down: -a)
     }
 
@@ -304,6 +306,7 @@ public struct MagnetometerCalibrator: Sendable {
         lastTime = nil
         lastAttemptTime = nil
         lastAttemptedEstimate = nil
+        previousPassingEstimate = nil
         lastRejection = nil
         lastWorstHeadingSigmaDegrees = .infinity
     }
@@ -460,6 +463,7 @@ public struct MagnetometerCalibrator: Sendable {
         motionAnchor = nil
         samplesSinceAttempt = 0
         samples.removeAll()
+        previousPassingEstimate = nil
         detector.reset()
         needsCalibrationLatched = false
         clearEvidence()
@@ -521,6 +525,22 @@ public struct MagnetometerCalibrator: Sendable {
         if let rejection = acceptance.checkCollection(sampleCount: samples.sampleCount, motionSeconds: motionSeconds)
             ?? acceptance.check(result, expectedField: expectedField) {
             lastRejection = rejection
+            previousPassingEstimate = nil
+            updateHint()
+            return
+        }
+        // Settled: the previous attempt passed too and gives nearly the same headings.
+        guard let previous = previousPassingEstimate else {
+            previousPassingEstimate = result
+            lastRejection = .notSettled(differenceDegrees: .infinity)
+            updateHint()
+            return
+        }
+        let moved = Self.largestHeadingDifferenceDegrees(previous.fit, result.fit, tiltDegrees: acceptance.acceptanceTiltDegrees,
+                                                        inclinationDegrees: result.inclinationDegrees)
+        previousPassingEstimate = result
+        guard moved <= acceptance.maximumSettlingFactor * acceptance.maximumHeadingSigmaDegrees else {
+            lastRejection = .notSettled(differenceDegrees: moved)
             updateHint()
             return
         }
@@ -558,8 +578,11 @@ public struct MagnetometerCalibrator: Sendable {
         let disagreement = Self.largestHeadingDifferenceDegrees(current, result.fit,
                                                                 tiltDegrees: acceptance.acceptanceTiltDegrees,
                                                                 inclinationDegrees: result.inclinationDegrees)
+        // A much better determined estimate (half the sigma) replaces the fit even when it
+        // disagrees: it was computed from the same samples and more, so the old fit was wrong
+        // beyond its sigma (the settling check makes that rare, not impossible).
         let allowed = 3 * (worst * worst + currentWorst * currentWorst).squareRoot()
-        guard disagreement <= allowed else { return }
+        guard disagreement <= allowed || worst <= 0.5 * currentWorst else { return }
         fit = result.fit
         estimate = result
         lastWorstHeadingSigmaDegrees = worst
@@ -633,7 +656,7 @@ public struct MagnetometerCalibrator: Sendable {
             break
         }
         switch reason {
-        case nil, .tooFewSamples?, .tooLittleMotion?, .fitFailed?:
+        case nil, .tooFewSamples?, .tooLittleMotion?, .fitFailed?, .notSettled?:
             hint = .move
         case .eigenvalueSpreadTooLarge?, .fieldOutOfRange?, .dipOutOfRange?, .residualTooLarge?:
             hint = .awayFromMetal

@@ -179,8 +179,9 @@ public struct AccuracyLimits: OptionSet, Sendable, Hashable {
     /// `medium`.
     public static let unfittedCalibration = AccuracyLimits(rawValue: 1 << 6)
     /// The phone is turning (the smoothing term, noise plus lag, exceeds
-    /// `HeadingErrorModel.steadySmoothingDegrees`): the one-sigma figure is least certain while the
-    /// window catches up, so `high` waits until it has: at most `medium`.
+    /// `HeadingErrorModel.steadySmoothingDegrees`), or the window has just restarted (fewer than
+    /// `HeadingErrorModel.minimumSteadySampleCount` samples): the one-sigma figure is least certain
+    /// while the window catches up, so `high` waits until it has: at most `medium`.
     public static let turning = AccuracyLimits(rawValue: 1 << 7)
     /// No accepted fit yet: the calibration's best current estimate is in use, its uncertainty in
     /// the calibration term: at most `medium`.
@@ -216,16 +217,17 @@ public struct HeadingErrorEstimate: Sendable, Equatable {
 ///    c of 2 (a fit's residual is mostly sensor noise), so the lag is √max(0, δ² − c²):
 ///    term² = s²/n + max(0, δ² − c²).
 /// 2. **Calibration**: a residual field error r (µT, the fit's RMS residual) in the worst direction
-///    turns the horizontal field by atan(r/H); the parameters' own uncertainty at the current
-///    attitude (`CalibrationEstimate.headingSigmaDegrees`) adds in quadrature. Uncalibrated but matching the expected field
+///    turns the horizontal field by atan(r/H); when the fit's covariance is known, its heading
+///    error at the current attitude σ (`CalibrationEstimate.headingSigmaDegrees`) replaces most of
+///    that: √(σ² + (atan(r/H)/2)²). Uncalibrated but matching the expected field
 ///    (factory-calibrated): r = `uncalibratedMatchingResidualMicrotesla`. Uncalibrated and not
 ///    matching: 180 (unknown).
 /// 3. **Tilt**: an error ε (rad) in the gravity direction about the magnetic-north axis turns the
 ///    computed heading by ≈ ε·tan|I| (the vertical field leaks into the horizontal one; cf. NXP
 ///    AN4248 "Implementing a tilt-compensated eCompass", §"effect of tilt error"), with
 ///    ε = √(σₐ² + L²) / g₀: atan(ε·tan|I|), σₐ = `accelerometerErrorMetresPerSecondSquared`, L the
-///    window's RMS of |a| − g₀ (a hand's linear acceleration, assumed as large across the reading
-///    as along it).
+///    window's RMS of |a| − g₀ less the accelerometer's noise (a hand's linear acceleration,
+///    assumed as large across the reading as along it).
 /// 4. **Declination**: WMM2025 uncertainty of D, √(0.26² + (5417 / H[nT])²) (WMM2025 technical
 ///    report, table of uncertainty estimates), when a location is known.
 /// 5. **Disturbance**: the smallest disturbance vector d explaining the window's mean magnitude F
@@ -257,9 +259,16 @@ public struct HeadingErrorModel: Sendable, Equatable {
 
     /// Smoothing term (degrees) above which the phone counts as turning and `high` is withheld.
     public var steadySmoothingDegrees: Double = 2
+    /// A window of fewer samples than this (default 5: it just restarted after an axis switch, a
+    /// fast turn or a new calibration) cannot tell a turning phone from a steady one: `high` is
+    /// withheld as for turning.
+    public var minimumSteadySampleCount: Int = 5
     /// RMS |a| − g₀ over the window (m/s²) above which the phone counts as accelerated and `high`
-    /// is withheld (default 0.2: twice a still phone's accelerometer noise).
-    public var steadyAccelerationMetresPerSecondSquared: Double = 0.2
+    /// is withheld (default 0.15: three times a still phone's accelerometer noise).
+    public var steadyAccelerationMetresPerSecondSquared: Double = 0.15
+    /// A still phone's accelerometer noise per axis, m/s² (default 0.05, a phone IMU's noise at
+    /// 20 Hz): the part of |a| − g₀ that is not the hand's acceleration.
+    public var accelerometerNoiseMetresPerSecondSquared: Double = 0.05
 
     public init(accelerometerErrorMetresPerSecondSquared: Double = 0.1,
                 uncalibratedMatchingResidualMicrotesla: Double = 1,
@@ -287,11 +296,13 @@ public struct HeadingErrorModel: Sendable, Equatable {
     ///   - fittedFieldMicrotesla: the calibration's fitted radius (`MagnetometerCalibrator.fit`),
     ///     the expected magnitude when calibrated; `nil` uses the WMM total intensity.
     ///   - calibrationUncertaintyDegrees: the heading error the calibration parameters' uncertainty
-    ///     causes at this attitude (`MagnetometerCalibrator.headingSigmaDegrees`), degrees; added to
-    ///     the residual's term in quadrature.
+    ///     causes at this attitude (`MagnetometerCalibrator.headingSigmaDegrees`), degrees, or `nil`
+    ///     when the correction has no covariance (a restored fit, none at all). Added in quadrature
+    ///     to half the residual's term: the covariance carries the fit's own error, and the
+    ///     residual is then mostly the sensor's noise, which the smoothing term already counts.
     public func estimate(_ estimate: HeadingEstimate, calibration: CalibrationQuality, fieldDisturbed: Bool,
                          expectedField: MagneticField?, fittedFieldMicrotesla: Double? = nil,
-                         calibrationUncertaintyDegrees: Double = 0) -> HeadingErrorEstimate {
+                         calibrationUncertaintyDegrees: Double? = nil) -> HeadingErrorEstimate {
         let measuredF = estimate.fieldStrengthMicrotesla
         let measuredI = estimate.inclinationDegrees
         let wmmH = expectedField.map { $0.horizontalNanotesla / 1000 }
@@ -310,8 +321,14 @@ public struct HeadingErrorModel: Sendable, Equatable {
         case .uncalibrated: residual = .infinity
         }
         let residualTerm = horizontal > 0 && residual.isFinite ? Angle.degrees(atan(residual / horizontal)) : 180
-        let uncertainty = calibrationUncertaintyDegrees.isFinite ? max(0, calibrationUncertaintyDegrees) : 180
-        let calibrationTerm = min(180, (residualTerm * residualTerm + uncertainty * uncertainty).squareRoot())
+        let calibrationTerm: Double
+        if let sigma = calibrationUncertaintyDegrees {
+            let uncertainty = sigma.isFinite ? max(0, sigma) : 180
+            let share = residualTerm / 2
+            calibrationTerm = min(180, (share * share + uncertainty * uncertainty).squareRoot())
+        } else {
+            calibrationTerm = residualTerm
+        }
 
         // One sample's heading noise expected from the residual (the fit's residual is mostly the
         // sensor's noise): the part of δ that is not lag.
@@ -326,8 +343,11 @@ public struct HeadingErrorModel: Sendable, Equatable {
 
         // 3. Tilt: the accelerometer's error plus the hand's linear acceleration across the reading,
         // taken as large as the measured one along it (isotropic hand motion).
-        let handAcceleration = estimate.accelerationDeviationMetresPerSecondSquared.isFinite
+        // The window's RMS of |a| − g₀ less the accelerometer's own noise (which smoothing averages).
+        let shake = estimate.accelerationDeviationMetresPerSecondSquared.isFinite
             ? estimate.accelerationDeviationMetresPerSecondSquared : 0
+        let handAcceleration = max(0, shake * shake
+            - accelerometerNoiseMetresPerSecondSquared * accelerometerNoiseMetresPerSecondSquared).squareRoot()
         let epsilon = (accelerometerErrorMetresPerSecondSquared * accelerometerErrorMetresPerSecondSquared
             + handAcceleration * handAcceleration).squareRoot() / TiltCompensation.standardGravity
         let tiltTerm = abs(inclination) >= 90 ? 180 : Angle.degrees(atan(epsilon * tan(Angle.radians(abs(inclination)))))
@@ -361,8 +381,8 @@ public struct HeadingErrorModel: Sendable, Equatable {
         if case .unvalidated = calibration { limits.insert(.unvalidatedCalibration) }
         if case .provisional = calibration { limits.insert(.provisionalCalibration) }
         if calibration == .uncalibratedMatching { limits.insert(.unfittedCalibration) }
-        if smoothing > steadySmoothingDegrees { limits.insert(.turning) }
-        if handAcceleration > steadyAccelerationMetresPerSecondSquared { limits.insert(.accelerating) }
+        if smoothing > steadySmoothingDegrees || estimate.sampleCount < minimumSteadySampleCount { limits.insert(.turning) }
+        if shake > steadyAccelerationMetresPerSecondSquared { limits.insert(.accelerating) }
         if expectedField == nil { limits.insert(.noLocation) }
         switch expectedField?.zone {
         case .caution?: limits.insert(.cautionZone)
