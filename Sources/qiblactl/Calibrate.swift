@@ -13,16 +13,17 @@ struct Calibrate: ParsableCommand {
         abstract: "Calibrate the magnetometer: move the phone in a slow figure eight until qiblad accepts a fit.",
         discussion: """
         qiblad calibrates itself in the background whenever the compass is used; this command
-        guides the moves and waits for the result. Turn the phone slowly through every
-        orientation (a figure eight in the air, rolling it over as you go), away from metal,
-        magnets and electronics. On a terminal a progress bar follows CalibrationProgress;
-        otherwise a line is printed at every 10 %.
+        guides the moves and waits for the result. Move the phone slowly in a figure eight,
+        tilting it forward, back and to the sides as you go (there is no need to turn it over),
+        away from metal, magnets and electronics. On a terminal a progress bar follows
+        CalibrationProgress with CalibrationHint, the motion still missing, under it; otherwise
+        a line is printed at every 10 % and whenever the hint changes.
 
         Exit status: 0 calibrated (the result is printed); 1 no daemon or no compass; 3 not
         enough motion within --timeout; 4 magnetic interference at the end of --timeout;
         130 interrupted. With --json, one object: result (calibrated, no-compass, timeout,
         interference, interrupted), residual_ut, hard_iron_offset_ut, compass_accuracy,
-        heading_error_deg, progress, seconds, reason.
+        heading_error_deg, progress, hint, seconds, reason.
         """)
 
     @OptionGroup var bus: BusOptions
@@ -60,7 +61,7 @@ struct Calibrate: ParsableCommand {
         let started = ContinuousClock.now
         let progress = ProgressDisplay(isTerminal: Console.isTerminal(.standardOutput), quiet: json)
         if !json {
-            printLine("Move the phone slowly in a figure eight through every orientation — roll it over as you go — away from metal, magnets and electronics.")
+            printLine("Move the phone slowly in a figure eight, tilting it forward, back and to the sides as you go, away from metal, magnets and electronics.")
         }
 
         var outcome: Outcome?
@@ -73,7 +74,9 @@ struct Calibrate: ParsableCommand {
         }
         func check() {
             let state = current[QiblaProperty.calibrationState.rawValue]?.string
-            progress.show(current[QiblaProperty.calibrationProgress.rawValue]?.double ?? 0)
+            let hint = current[QiblaProperty.calibrationHint.rawValue]?.string.flatMap(CalibrationHint.init(rawValue:)) ?? .none
+            progress.show(current[QiblaProperty.calibrationProgress.rawValue]?.double ?? 0,
+                          hint: state == MagnetometerCalibrator.State.calibrated.rawValue ? .none : hint)
             if state == MagnetometerCalibrator.State.calibrated.rawValue {
                 // Let one more sample through so the accuracy reflects the new fit.
                 _ = loop.schedule(after: .milliseconds(600)) { finish(.calibrated) }
@@ -101,8 +104,9 @@ struct Calibrate: ParsableCommand {
             if current[QiblaProperty.magneticInterference.rawValue]?.bool == true {
                 finish(.interference, "the field does not match the Earth's field here: move away from metal, magnets and electronics and try again")
             } else {
-                let covered = Int(((current[QiblaProperty.calibrationProgress.rawValue]?.double ?? 0) * 100).rounded())
-                finish(.timeout, "not enough motion within \(Int(timeout)) s (\(covered) % of orientations covered): turn the phone through more orientations")
+                let done = Int(((current[QiblaProperty.calibrationProgress.rawValue]?.double ?? 0) * 100).rounded())
+                let hint = current[QiblaProperty.calibrationHint.rawValue]?.string.flatMap(CalibrationHint.init(rawValue:)) ?? .move
+                finish(.timeout, "not determined well enough within \(Int(timeout)) s (\(done) %): \(hint == .none ? CalibrationHint.move.instruction : hint.instruction)")
             }
         }
         check()
@@ -126,6 +130,7 @@ struct Calibrate: ParsableCommand {
             o.set("compass_accuracy", accuracy)
             o.set("heading_error_deg", headingError)
             o.set("progress", current[QiblaProperty.calibrationProgress.rawValue]?.double)
+            o.set("hint", current[QiblaProperty.calibrationHint.rawValue]?.string)
             o.set("seconds", seconds)
             o.set("reason", reason.isEmpty ? nil : reason)
             printLine(o.text)
@@ -143,6 +148,7 @@ final class ProgressDisplay {
     private let isTerminal: Bool
     private let quiet: Bool
     private var lastDecile = -1
+    private var lastHint = CalibrationHint.none
     private var drawn = false
 
     init(isTerminal: Bool, quiet: Bool) {
@@ -150,24 +156,28 @@ final class ProgressDisplay {
         self.quiet = quiet
     }
 
-    func show(_ fraction: Double) {
+    /// Shows the progress and, under it, the hint's instruction.
+    func show(_ fraction: Double, hint: CalibrationHint = .none) {
         guard !quiet else { return }
         let f = fraction.isFinite ? min(1, max(0, fraction)) : 0
         let percent = Int((f * 100).rounded(.down))
         if isTerminal {
             let width = 30
             let filled = Int((f * Double(width)).rounded(.down))
-            Console.write("\r[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled) + "] \(percent) % ", to: .standardOutput)
+            // The bar, then the hint on the line below (erased first), then back up to the bar.
+            Console.write("\r\u{1B}[2K[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
+                          + "] \(percent) %\n\u{1B}[2K" + hint.instruction + "\u{1B}[1A\r", to: .standardOutput)
             drawn = true
         } else {
             let decile = percent / 10
-            guard decile > lastDecile else { return }
-            lastDecile = decile
-            printLine("calibration \(decile * 10) %")
+            guard decile > lastDecile || hint != lastHint else { return }
+            lastDecile = max(lastDecile, decile)
+            lastHint = hint
+            printLine("calibration \(decile * 10) %" + (hint == .none ? "" : ": " + hint.instruction))
         }
     }
 
     func end() {
-        if drawn { Console.write("\n", to: .standardOutput) }
+        if drawn { Console.write("\n\u{1B}[2K", to: .standardOutput) }
     }
 }

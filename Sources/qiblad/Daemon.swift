@@ -61,6 +61,9 @@ final class Daemon: @unchecked Sendable {
     private var droppedValues = 0
     /// The magnetometer whose calibration the model holds (name, stable sysfs location).
     private var calibratedDevice: (name: String, path: String)?
+    /// Monotonic time of the last "not yet calibrated, because …" line (at most one a minute).
+    private var lastCalibrationReasonLogSeconds = -Double.infinity
+    private var loggedRefinements = 0
     /// READY=1 and STATUS= lines for systemd (`$NOTIFY_SOCKET`).
     private lazy var notifier = ServiceNotifier(environment: Environment.current, logger: logger)
     /// Gives back code pages that start-up, a claim or a release needed (issue 12, memory).
@@ -298,7 +301,12 @@ final class Daemon: @unchecked Sendable {
             case .calibrated where before.calibrationState == .unvalidated:
                 logger.info("the stored calibration matches live data")
             case .calibrated:
-                logger.info("calibration accepted: |b| \(after.hardIronOffsetMagnitudeMicrotesla) µT, residual \(after.calibrationResidualMicrotesla) µT")
+                let calibrator = model.compass.calibrator
+                let line = "calibration accepted (\(after.calibrationStage.rawValue)): |b| \(Self.rounded(after.hardIronOffsetMagnitudeMicrotesla)) µT, "
+                    + "residual \(Self.rounded(after.calibrationResidualMicrotesla)) µT, "
+                    + "heading sigma \(Self.rounded(calibrator.lastWorstHeadingSigmaDegrees))° at 30° of tilt"
+                logger.info("\(line)")
+                loggedRefinements = calibrator.refinementCount
             case .collecting:
                 logger.warning("the calibration no longer matches live data (another sensor, or a magnet nearby); learning it again")
             case .unvalidated:
@@ -312,6 +320,20 @@ final class Daemon: @unchecked Sendable {
         if after.calibrationNeeded != before.calibrationNeeded, after.calibrationNeeded {
             logger.info("the magnetometer needs calibrating: move the phone slowly in a figure eight")
         }
+        let calibrator = model.compass.calibrator
+        if after.calibrationState == .calibrated, calibrator.refinementCount > loggedRefinements {
+            loggedRefinements = calibrator.refinementCount
+            let line = "calibration refined (\(after.calibrationStage.rawValue)): |b| \(Self.rounded(after.hardIronOffsetMagnitudeMicrotesla)) µT, "
+                + "heading sigma \(Self.rounded(calibrator.lastWorstHeadingSigmaDegrees))° at 30° of tilt"
+            logger.info("\(line)")
+        }
+        // While collecting, at most once a minute: why the samples are not enough yet.
+        if after.calibrationState == .collecting, after.hasCompass, let reason = calibrator.lastRejection,
+           monotonicSeconds - lastCalibrationReasonLogSeconds >= 60 {
+            lastCalibrationReasonLogSeconds = monotonicSeconds
+            let provisional = calibrator.isProvisional ? "; a provisional calibration steers the needle" : ""
+            logger.info("calibrating (\(Int((after.calibrationProgress * 100).rounded())) %): \(reason)\(provisional); hint: \(after.calibrationHint.rawValue)")
+        }
         if let (fit, generation) = model.compass.fitToPersist, let device = calibratedDevice {
             model.apply(.calibrationPersisted(generation: generation), nowUnixSeconds: WallClock.nowUnixSeconds())
             let stored = StoredCalibration(deviceName: device.name, devicePath: device.path, fit: fit,
@@ -322,6 +344,11 @@ final class Daemon: @unchecked Sendable {
                 }
             }
         }
+    }
+
+    /// One decimal, for log lines.
+    private static func rounded(_ x: Double) -> String {
+        x.isFinite ? String(Double(Int((x * 10).rounded())) / 10) : "-"
     }
 
     private func claim(by client: String) {

@@ -31,6 +31,18 @@ public enum CalibrationHint: String, Sendable, Equatable, CaseIterable {
     case turnAround = "turn-around"
     /// The samples do not fit any calibration within its limits (a magnet, steel, a laptop near).
     case awayFromMetal = "away-from-metal"
+
+    /// What to tell the user, in English (empty for `none`).
+    public var instruction: String {
+        switch self {
+        case .none: ""
+        case .move: "keep moving the phone slowly through different orientations"
+        case .tiltForwardBack: "tilt the top edge down and up as you move"
+        case .tiltLeftRight: "roll the phone to the left and right as you move"
+        case .turnAround: "turn round slowly, all the way, with the phone"
+        case .awayFromMetal: "move away from metal, magnets and electronics"
+        }
+    }
 }
 
 /// The online magnetometer calibrator: the lifecycle state machine of issue 10, as a pure value.
