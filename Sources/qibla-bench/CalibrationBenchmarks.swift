@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// Calibration rows of qibla-bench: the online calibrator's per-sample cost, the ellipsoid fit's
-// cost, and heap use per sample (issue 10: goal ≤ 1 µs and 0 allocations per sample).
+// Calibration rows of qibla-bench: the online calibrator's per-sample cost, the calibration
+// estimate's cost, and heap use per sample (issues 10 and 22: goal ≤ 1 µs and 0 allocations per
+// sample).
 import QiblaCore
 import QiblaPlatform
 
@@ -58,28 +59,27 @@ enum CalibrationBenchmarks {
                                   warmup: warmup, sink: &sink) { s in
             bareTime += 0.05
             bare.add(rawMicrotesla: s.magnetic, accelerationMetresPerSecondSquared: s.acceleration, time: bareTime)
-            return bare.coverage
+            return bare.progress
         }
         notes.append("Calibrator per sample without fit attempts: \(formatted(withoutFits.medianNanoseconds)) ns median "
             + "(p90 \(formatted(withoutFits.p90Nanoseconds)) ns); with fits: \(formatted(perSample.medianNanoseconds)) ns "
             + "(goal ≤ 1000 ns: \(perSample.p90Nanoseconds <= 1000 ? "met" : "not met")); "
             + "accepted: \(calibrator.state == .calibrated ? "yes" : "no").")
 
-        // The fit alone on a full sample set (180 samples).
-        var collector = MagnetometerCalibrator(configuration: .init(fitIntervalSeconds: .infinity))
-        collector.setExpectedField(london)
-        var fitInput: [Vector3] = []
+        // The estimator alone on the sample set a minute of the stream leaves (with down directions).
         var set = CalibrationSampleSet()
-        for (i, s) in samples.enumerated() { set.add(s.magnetic, time: Double(i) * 0.05) }
-        set.forEachSample { v, _ in fitInput.append(v) }
-        var fitter = EllipsoidFitter()
-        let fitCost = measure("`EllipsoidFitter.fit` (\(fitInput.count) samples)", inputs: [0], batches: max(20, batches / 3),
+        for (i, s) in samples.enumerated() { set.add(s.magnetic, down: s.acceleration * -1, time: Double(i) * 0.05) }
+        var raw: [Vector3] = [], downs: [Vector3] = []
+        set.withPackedSamplesAndDowns { r, d in raw = Array(r); downs = Array(d) }
+        var estimator = CalibrationEstimator()
+        let fitCost = measure("`CalibrationEstimator.estimate` (\(raw.count) samples)", inputs: [0], batches: max(20, batches / 3),
                               warmup: 5, sink: &sink) { _ in
-            fitter.fit(fitInput)?.residualRMSMicrotesla ?? 0
+            estimator.estimate(raw: raw, down: downs, expectedField: london)?.fieldResidualRMSMicrotesla ?? 0
         }
-        notes.append("Ellipsoid fit (algebraic + Levenberg–Marquardt) on \(fitInput.count) samples: "
-            + "\(formatted(fitCost.medianNanoseconds / 1000, decimals: 1)) µs median, "
-            + "\(formatted(fitCost.p90Nanoseconds / 1000, decimals: 1)) µs p90.")
+        notes.append("Calibration estimate (MAP fit with its covariance, Levenberg–Marquardt, 14 parameters) on \(raw.count) "
+            + "samples from a cold start: \(formatted(fitCost.medianNanoseconds / 1000, decimals: 1)) µs median, "
+            + "\(formatted(fitCost.p90Nanoseconds / 1000, decimals: 1)) µs p90 (one attempt per second while collecting, "
+            + "one per 5 s refining, warm-started from the previous estimate).")
 
         // Heap use over 10,000 samples through a fresh calibrator (fit attempts included).
         var fresh = MagnetometerCalibrator()

@@ -168,6 +168,25 @@ let newYear2026 = 1_767_225_600.0
         #expect(!m.state.hasCompass, "a magnetometer alone is no compass")
     }
 
+    /// Issue 22: the accelerometer vanishes while the compass is claimed (its sysfs directory
+    /// removed): no heading with the class it had, HasCompass false, and the magnetometer's next
+    /// samples publish nothing until gravity is back.
+    @Test func losingTheAccelerometerWhileClaimedWithdrawsTheHeadingAndItsClass() {
+        var m = CompassModel()
+        m.apply(.sensorsAvailable(hasAccelerometer: true), expectedField: field)
+        feed(&m, heading: 200, from: 0, count: 10, expected: field)
+        #expect(m.state.hasCompass && m.state.magneticHeadingDegrees.isFinite && m.state.accuracy != .unknown)
+        m.apply(.sensorsAvailable(hasAccelerometer: false), expectedField: field)
+        #expect(!m.state.hasCompass && m.state.magneticHeadingDegrees.isNaN && m.state.accuracy == .unknown)
+        let (mag, _) = flatReadings(headingDegrees: 200, fieldMicrotesla: 49, inclinationDegrees: 66.5)
+        m.apply(.magneticField(mag, timeSeconds: 5), expectedField: field)
+        #expect(m.state.magneticHeadingDegrees.isNaN && m.state.accuracy == .unknown,
+                "no untilted heading from a stale gravity sample")
+        m.apply(.sensorsAvailable(hasAccelerometer: true), expectedField: field)
+        feed(&m, heading: 120, from: 10, count: 10, expected: field)
+        #expect(m.state.hasCompass && m.state.magneticHeadingDegrees.isFinite)
+    }
+
     /// The first position north along 139° W whose WMM2025 zone is `zone` (the north dip pole is near 86° N).
     func position(in zone: MagneticZone) throws -> (GeodeticPosition, MagneticField) {
         for step in 0...800 {

@@ -224,6 +224,9 @@ public struct MagnetometerCalibrator: Sendable {
 
     // MARK: What the daemon reads
 
+    /// The uncorrected field was confirmed to match the expected one and has not been seen not to.
+    private var uncorrectedFieldTrusted: Bool { fieldConfirmed && !needsCalibrationLatched }
+
     /// True while collecting with a usable provisional estimate in use.
     public var isProvisional: Bool { state == .collecting && estimate != nil }
 
@@ -453,6 +456,11 @@ public struct MagnetometerCalibrator: Sendable {
             if confirmed, !needsCalibrationLatched || matchCells.nonzeroBitCount >= configuration.confirmationMinimumCells {
                 fieldConfirmed = true
                 needsCalibrationLatched = false
+                if estimate != nil {
+                    // The identity is trusted now: drop the provisional estimate.
+                    estimate = nil
+                    calibrationGeneration += 1
+                }
             }
             if disturbed, !fieldConfirmed {
                 needsCalibrationLatched = true
@@ -520,8 +528,11 @@ public struct MagnetometerCalibrator: Sendable {
             return
         }
         // A plausible estimate is the better centre for bucketing directions.
-        let usable = isUsableProvisionally(result)
-        if usable { samples.recentre(result.hardIronOffsetMicrotesla) }
+        let plausible = isUsableProvisionally(result)
+        if plausible { samples.recentre(result.hardIronOffsetMicrotesla) }
+        // An uncorrected field confirmed to match the Earth's (a factory-calibrated magnetometer)
+        // is already a good correction: a provisional estimate does not replace it.
+        let usable = plausible && !uncorrectedFieldTrusted
         let worst = acceptance.worstHeadingSigma(result)
         lastWorstHeadingSigmaDegrees = worst.sigmaDegrees
 
