@@ -235,6 +235,23 @@ import Testing
         #expect(alarms == 0 && calibrator.state == .calibrated && calibrator.discardedFitCount == 0)
     }
 
+    /// Issue 22: refinement learns only from new samples: a phone lying still after acceptance
+    /// costs (almost) no estimates — at most one a minute, where its noise now and then leaves a
+    /// new distinct sample (it was one every 5 s).
+    @Test func aStillPhoneCostsNoRefinementEstimates() throws {
+        var rng = SeededGenerator(seed: 12)
+        let site = SimulatedSite.london
+        let sensor = SimulatedSensor.librem(&rng)
+        var calibrator = Self.calibrator(at: site)
+        #expect(runCalibration(&calibrator, sensor: sensor, site: site, seconds: 40, rng: &rng) != nil)
+        let still = SimulatedMotion.orientation(headingDegrees: 75, pitchDegrees: 5, rollDegrees: -3)
+        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 5, start: 100, rng: &rng, motion: { _ in still })
+        let before = calibrator.estimateCount
+        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 120, start: 105, rng: &rng, motion: { _ in still })
+        #expect(calibrator.state == .calibrated)
+        #expect(calibrator.estimateCount - before <= 2, "\(calibrator.estimateCount - before) estimates in 2 min of rest")
+    }
+
     @Test func aStillPhoneDoesNotFloodTheSampleSet() {
         var set = CalibrationSampleSet()
         var rng = SeededGenerator(seed: 3)

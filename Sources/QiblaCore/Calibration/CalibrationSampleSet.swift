@@ -96,6 +96,9 @@ public struct CalibrationSampleSet: Sendable {
     public private(set) var filledCellCount = 0
     /// Number of samples held (at most `capacity`).
     public private(set) var sampleCount = 0
+    /// Number of samples stored in a slot of their own (not replacing their cell's newest, as a
+    /// still phone's do) since `init`: it changes only when the set learns something new.
+    public private(set) var distinctCount = 0
     /// Number of finite samples offered to `add` since the last `removeAll`.
     public private(set) var acceptedCount = 0
 
@@ -165,6 +168,7 @@ public struct CalibrationSampleSet: Sendable {
             samples[base] = raw; downs[base] = down; times[base] = time
             filledCellCount += 1
             sampleCount += 1
+            distinctCount &+= 1
             return
         }
         let latest = Int(newest[cell])
@@ -174,6 +178,7 @@ public struct CalibrationSampleSet: Sendable {
             return
         }
         let slot = (latest + 1) % slots
+        distinctCount &+= 1
         if count < slots { filled[cell] = Int32(count + 1); sampleCount += 1 }
         newest[cell] = Int32(slot)
         samples[base + slot] = raw; downs[base + slot] = down; times[base + slot] = time

@@ -192,6 +192,8 @@ public struct MagnetometerCalibrator: Sendable {
     public private(set) var discardedFitCount = 0
     /// How many times an accepted fit was replaced by a better-determined one.
     public private(set) var refinementCount = 0
+    /// Estimates computed since `init` (the cost driver: about 1 ms each on a desktop core).
+    public private(set) var estimateCount = 0
     /// The expected field at the current location (WMM2025), `nil` when unknown.
     public private(set) var expectedField: MagneticField?
 
@@ -372,12 +374,16 @@ public struct MagnetometerCalibrator: Sendable {
         case .calibrated:
             // Refinement: keep learning from clean samples only.
             guard !disturbed else { return }
+            // Only new distinct samples count: a phone lying still (its samples replace each
+            // other) costs no refinement attempts.
+            let distinct = samples.distinctCount
             samples.add(raw, down: down, time: time)
-            samplesSinceAttempt += 1
+            if samples.distinctCount != distinct { samplesSinceAttempt += 1 }
             if let last = lastAttemptTime, time - last < configuration.refineIntervalSeconds { return }
             if lastAttemptTime == nil { lastAttemptTime = time; return }
             lastAttemptTime = time
-            if samplesSinceAttempt > 0 { attemptRefinement() }
+            // Ten new distinct samples at least: a still phone's noise now and then leaves one.
+            if samplesSinceAttempt >= 10 { attemptRefinement() }
         case .collecting:
             if let anchor = motionAnchor {
                 if (raw - anchor).length >= configuration.motionThresholdMicrotesla {
@@ -494,6 +500,7 @@ public struct MagnetometerCalibrator: Sendable {
     /// Runs the estimator over the stored samples (no allocation), starting from `start`.
     private mutating func runEstimator(start: CalibrationEstimate?) -> CalibrationEstimate? {
         samplesSinceAttempt = 0
+        estimateCount += 1
         guard samples.sampleCount >= 12 else { return nil }
         var estimator = CalibrationEstimator.unallocated
         swap(&estimator, &self.estimator)
