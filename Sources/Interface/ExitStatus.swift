@@ -20,12 +20,13 @@ public enum ExitStatus: Int32, CaseIterable, Sendable {
     /// `qiblactl calibrate`: interrupted (Ctrl-C) before a result; 128 + SIGINT, as a shell reports it.
     case interrupted = 130
 
-    /// What the status means, for `--help` texts and the manuals.
+    /// What the status means, for `--help` texts and the manuals (short enough that a row of the
+    /// table fits 80 columns with the help's indentation).
     public var meaning: String {
         switch self {
         case .success: "success"
         case .failure: "runtime failure (no daemon, bus lost, name taken, call refused)"
-        case .invalidValue: "invalid value (coordinate not a number or out of range, invalid configuration)"
+        case .invalidValue: "invalid value (a bad coordinate, number or configuration)"
         case .notCalibrated: "qiblactl calibrate: not enough motion within --timeout"
         case .interference: "qiblactl calibrate: magnetic interference"
         case .usage: "usage error (unknown option, missing or extra argument)"

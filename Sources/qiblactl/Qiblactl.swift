@@ -19,7 +19,8 @@ struct Qiblactl: ParsableCommand {
             \(ExitStatus.table)
             """,
         version: qiblaVersion,
-        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Sun.self, SetLocation.self, ClearLocation.self])
+        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Claim.self, Sun.self, SetLocation.self,
+                      ClearLocation.self])
 }
 
 /// A message on stderr and the exit status that goes with it (`ExitStatus`, shared by the three executables).
@@ -44,11 +45,11 @@ struct QiblaCommand: ParsableCommand {
         commandName: "qibla",
         abstract: "Compute the Qibla for a place (no daemon needed).",
         discussion: """
-        Prints the great-circle bearing (what published tables use), the WGS84 geodesic bearing,
-        the 16-point compass word, the distance to the Kaaba and today's magnetic declination
-        (WMM2025). --json prints one object with the keys: latitude, longitude,
-        great_circle_bearing_deg, geodesic_bearing_deg, compass_point, distance_m, distance_km,
-        distance_mi, declination_deg, declination_decimal_year, magnetic_zone, undefined_reason
+        Prints the great-circle bearing (what published tables use), the WGS84 geodesic bearing, \
+        the 16-point compass word, the distance to the Kaaba and today's magnetic declination \
+        (WMM2025). --json prints one object with the keys: latitude, longitude, \
+        great_circle_bearing_deg, geodesic_bearing_deg, compass_point, distance_m, distance_km, \
+        distance_mi, declination_deg, declination_decimal_year, magnetic_zone, undefined_reason \
         (null, "at-kaaba" or "antipodal"). Undefined values are null.
         """)
 
@@ -167,13 +168,13 @@ struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Print every property of the running qiblad.",
         discussion: """
-        Heading, MagneticHeading, QiblaRelativeBearing and HeadingError are known only while a
-        client holds a compass claim. --claim holds one for a moment: it claims the compass, waits
-        until a heading is known (or --timeout passes, or Ctrl-C; the heading then stays
-        unknown), prints and releases it, so that a panel module polling this command can show a
+        Heading, MagneticHeading, QiblaRelativeBearing and HeadingError are known only while a \
+        client holds a compass claim. --claim holds one for a moment: it claims the compass, waits \
+        until a heading is known (or --timeout passes, or Ctrl-C; the heading then stays \
+        unknown), prints and releases it, so that a panel module polling this command can show a \
         heading.
 
-        --json prints one object with every property of the interface, keyed by its D-Bus name:
+        --json prints one object with every property of the interface, keyed by its D-Bus name: \
         numbers as numbers, unknown values (NaN, a timestamp of 0, a property not sent) as null.
         """)
     @OptionGroup var bus: BusOptions

@@ -98,10 +98,24 @@ final class BusService {
             let path = "/" + components[..<depth].joined(separator: "/")
             let child = String(components[depth])
             connection.registerObject(path: path) { message in
-                guard message.interface == "org.freedesktop.DBus.Introspectable" || message.interface == nil,
-                      message.member == "Introspect" else { return nil }
-                return Self.reply(message, .string(Self.parentXML(child: child)))
+                Self.handleParent(message, path: path, child: child)
             }
+        }
+    }
+
+    /// A parent path of the object: only introspection (so tools can walk down to the object);
+    /// every other method call gets an error reply at once, never silence.
+    static func handleParent(_ message: DBusMessage, path: String, child: String) -> DBusMessage? {
+        guard message.type == .methodCall else { return nil }
+        switch (message.interface, message.member) {
+        case ("org.freedesktop.DBus.Introspectable", "Introspect"), (nil, "Introspect"):
+            return reply(message, .string(parentXML(child: child)))
+        case ("org.freedesktop.DBus.Introspectable", let member):
+            return message.errorReply(name: DBusError.unknownMethodName,
+                                      message: "no method '\(member ?? "")' in org.freedesktop.DBus.Introspectable")
+        default:
+            return message.errorReply(name: DBusError.unknownObjectName,
+                                      message: "no object at \(path); qiblad serves \(QiblaBus.objectPath)")
         }
     }
 

@@ -59,6 +59,9 @@ final class Daemon: @unchecked Sendable {
     private let clock = ContinuousClock()
     private let startInstant: ContinuousClock.Instant
     private var droppedValues = 0
+    /// Hardware facts already logged this run (topic → line): repeated at debug only.
+    private var loggedFacts: [String: String] = [:]
+    private var lastDroppedValueSeconds = -Double.infinity
     /// The magnetometer whose calibration the model holds (name, stable sysfs location).
     private var calibratedDevice: (name: String, path: String)?
     /// Monotonic time of the last "not yet calibrated, because …" line (at most one a minute).
@@ -346,6 +349,17 @@ final class Daemon: @unchecked Sendable {
         }
     }
 
+    /// Logs a fact at `level` the first time in a run and when it changes, at debug when it repeats
+    /// (each claim restarts the sensors; a client claiming on every screen-on must not fill the journal).
+    private func noteFact(_ topic: String, _ line: String, level: Logger.Level = .info) {
+        if loggedFacts[topic] == line {
+            logger.debug("\(line)")
+        } else {
+            loggedFacts[topic] = line
+            logger.log(level: level, "\(line)")
+        }
+    }
+
     /// One decimal, for log lines.
     private static func rounded(_ x: Double) -> String {
         x.isFinite ? String(Double(Int((x * 10).rounded())) / 10) : "-"
@@ -548,7 +562,7 @@ final class Daemon: @unchecked Sendable {
                              hasHeight: fix.hasAltitude), from: .geoclue)
         case .unavailable(let reason, let retrying):
             // The source logs and retries; without retrying, GeoClue2 is not there for this claim.
-            if !retrying { logger.info("GeoClue2 is not available (\(reason)); \(leaveGeoClue())") }
+            if !retrying { noteFact("geoclue", "GeoClue2 is not available (\(reason)); \(leaveGeoClue())") }
         case .accessDenied(let message):
             let line = GeoClueAuthorization.hint(desktopId: options.configuration.positionSource.geoclue.desktopId,
                                                  refusal: message) + "; meanwhile \(leaveGeoClue())"
@@ -577,18 +591,26 @@ final class Daemon: @unchecked Sendable {
         switch event {
         case .available(let magnetometer, let accelerometer):
             if let accelerometer {
-                logger.info("compass: magnetometer \(magnetometer), accelerometer \(accelerometer)")
+                noteFact("compass", "compass: magnetometer \(magnetometer), accelerometer \(accelerometer)")
             } else {
-                logger.warning("magnetometer \(magnetometer) found but no accelerometer: a heading needs both (tilt compensation)")
+                noteFact("compass", "magnetometer \(magnetometer) found but no accelerometer: a heading needs both (tilt compensation)",
+                         level: .warning)
             }
             if let device = sensors?.magnetometerDevice { magnetometerAppeared(device, now: now) }
             model.apply(.sensorsAvailable(hasAccelerometer: accelerometer != nil), nowUnixSeconds: now)
         case .unavailable(let reason):
-            logger.info("no compass: \(reason)")
+            noteFact("compass", "no compass: \(reason)")
             model.apply(.sensorsUnavailable, nowUnixSeconds: now)
         case .droppedValue(let count):
             droppedValues = count
-            logger.debug("dropped unparseable sensor values; \(droppedValues) so far")
+            // One line when values start being rejected (after 30 s without), the rest at debug.
+            let seconds = monotonicSeconds
+            if seconds - lastDroppedValueSeconds > 30 {
+                logger.warning("rejecting sensor values that are not a raw count an IIO channel can hold (or unreadable); \(count) so far")
+            } else {
+                logger.debug("rejected sensor values; \(count) so far")
+            }
+            lastDroppedValueSeconds = seconds
             return
         case .samples(let samples):
             let previousRejection = model.compass.lastRejection

@@ -25,6 +25,28 @@ import TestSupport
         #expect(listing.range(of: #"\.QiblaFor\s+method\s+dd\s+dddd"#, options: .regularExpression) != nil)
     }
 
+    /// Issue 26: a call on a parent path of the object (or anywhere else) is answered at once with
+    /// an error; the caller never waits its whole timeout. Introspection of the parents still works.
+    @Test func everyMethodCallOnEveryPathGetsAReply() throws {
+        let q = try QibladHarness(); defer { q.stop() }
+        try q.start()
+        for path in ["/", "/io", "/io/github", "/io/github/qiblad", "/nonexistent"] {
+            let started = Date()
+            let r = try q.bus.busctl(["call", "--timeout=3", QibladHarness.name, path, "org.freedesktop.DBus.Properties",
+                                      "GetAll", "s", QibladHarness.interface])
+            let seconds = Date().timeIntervalSince(started)
+            #expect(r.status != 0, "\(path): \(r.stdout)")
+            #expect(seconds < 2, "\(path): answered after \(seconds) s: \(r.stderr)")
+            if path != "/nonexistent" {
+                #expect(r.stderr.contains("no object at \(path)"), "\(path): \(r.stderr)")
+            }
+        }
+        let wrongMember = try q.bus.busctl(["call", "--timeout=3", QibladHarness.name, "/io", "org.freedesktop.DBus.Introspectable", "Nope"])
+        #expect(wrongMember.status != 0 && wrongMember.stderr.contains("no method 'Nope'"), "\(wrongMember.stderr)")
+        let tree = try q.bus.busctl(["introspect", "--xml-interface", QibladHarness.name, "/io/github/qiblad"])
+        #expect(tree.status == 0 && tree.stdout.contains("<node name=\"Qibla1\""), "\(tree.stdout)")
+    }
+
     @Test func everyPropertyIsReadableWithItsDocumentedType() throws {
         let q = try QibladHarness(); defer { q.stop() }
         try q.start()

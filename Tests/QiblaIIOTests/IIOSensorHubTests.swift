@@ -205,6 +205,16 @@ func lis3mdlScan(_ x: Int16, _ y: Int16, _ z: Int16, timestamp: Int64) -> [UInt8
         let droppedBefore = harness.dropped.last ?? 0
         #expect(harness.pump { (harness.dropped.last ?? 0) > droppedBefore + 2 })
         #expect(harness.samples(.magnetometer).isEmpty)
+        // Issue 26: numbers no IIO channel can hold, and fractions, are garbage too.
+        try fixture.overwrite("99999999999999999999\n", device: 0, "in_magn_y_raw")
+        let droppedBeforeHuge = harness.dropped.last ?? 0
+        #expect(harness.pump { (harness.dropped.last ?? 0) > droppedBeforeHuge + 2 })
+        try fixture.overwrite("2147483648\n", device: 0, "in_magn_y_raw")
+        try fixture.overwrite("1.5\n", device: 0, "in_magn_z_raw")
+        let droppedBeforeWide = harness.dropped.last ?? 0
+        #expect(harness.pump { (harness.dropped.last ?? 0) > droppedBeforeWide + 2 })
+        #expect(harness.samples(.magnetometer).isEmpty)
+        try fixture.overwrite("-300\n", device: 0, "in_magn_z_raw")
         try fixture.overwrite("200\n", device: 0, "in_magn_y_raw")
         #expect(harness.pump { !harness.samples(.magnetometer).isEmpty })
         for sample in harness.samples(.magnetometer) {

@@ -18,6 +18,7 @@ final class BufferedDriver: SensorDriver {
     private let configuration: SensorConfiguration
     private let loop: EventLoop
     private let logger: Logger
+    private let facts: FactLog
     private let sink: SensorDriverSink
     /// Read on another buffered device's wakeups (``SensorHub``): `buffer/watermark` is
     /// ``followerWatermark(_:)`` instead of ``watermark(_:)``.
@@ -49,9 +50,9 @@ final class BufferedDriver: SensorDriver {
     static let bufferLengthScans = 128
 
     init(device: IIODevice, calibration: AxisCalibration, configuration: SensorConfiguration, loop: EventLoop,
-         logger: Logger, sink: SensorDriverSink, follower: Bool = false) {
+         logger: Logger, facts: FactLog = FactLog(), sink: SensorDriverSink, follower: Bool = false) {
         self.device = device; self.calibration = calibration; self.configuration = configuration
-        self.loop = loop; self.logger = logger; self.sink = sink; self.follower = follower
+        self.loop = loop; self.logger = logger; self.facts = facts; self.sink = sink; self.follower = follower
     }
 
     func start() throws(SensorSetupError) {
@@ -156,7 +157,7 @@ final class BufferedDriver: SensorDriver {
             self.watchdogToken = nil
             if self.bytesReceived == 0 { self.sink.stalled() }
         }
-        logger.info("\(device) buffered: \(parser.scanSizeBytes)-byte scans \(channels.map { "\($0.name)=\($0.type)" }.joined(separator: " ")), watermark \(watermark)\(follower ? " (read on the other buffered device's wakeups)" : ""); \(rateNote)")
+        facts.note("\(calibration.kind.rawValue) driver", "\(device) buffered: \(parser.scanSizeBytes)-byte scans \(channels.map { "\($0.name)=\($0.type)" }.joined(separator: " ")), watermark \(watermark)\(follower ? " (read on the other buffered device's wakeups)" : ""); \(rateNote)", to: logger)
     }
 
     /// Scans per wakeup: the scans of one hand-off interval (1 / `max-signal-rate`), at least 1

@@ -16,14 +16,15 @@ final class PollingDriver: SensorDriver {
     private let configuration: SensorConfiguration
     private let sampler: PollingSampler
     private let logger: Logger
+    private let facts: FactLog
     // Loop-thread state.
     private var active = false
     private var restorer = AttributeRestorer()
 
     init(device: IIODevice, calibration: AxisCalibration, configuration: SensorConfiguration, sampler: PollingSampler,
-         logger: Logger) {
+         logger: Logger, facts: FactLog = FactLog()) {
         self.device = device; self.calibration = calibration; self.configuration = configuration
-        self.sampler = sampler; self.logger = logger
+        self.sampler = sampler; self.logger = logger; self.facts = facts
     }
 
     func start() throws(SensorSetupError) {
@@ -38,7 +39,7 @@ final class PollingDriver: SensorDriver {
         let rateNote = configureSamplingFrequency(device: device, kind: calibration.kind,
                                                   requestedHertz: configuration.effectiveSampleRateHertz,
                                                   restorer: &restorer)
-        logger.info("\(device) polling: \(rateNote)")
+        facts.note("\(calibration.kind.rawValue) driver", "\(device) polling: \(rateNote)", to: logger)
         do {
             try sampler.add(PolledChannel(kind: calibration.kind, axes: axes, calibration: calibration,
                                           presencePath: device.sysfsPath + "/name", deviceDescription: device.description))

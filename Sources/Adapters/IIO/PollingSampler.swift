@@ -183,7 +183,9 @@ final class PollingSampler: @unchecked Sendable {
                     let axis = channel.axes[index]
                     hook?(axis.path)
                     let value: Double?
-                    do { value = try axis.readNumber() } catch {
+                    // A raw count: an integer a channel can hold (signed 32 bits; the polled
+                    // attributes carry no scan type), anything else dropped like garbage.
+                    do { value = try axis.readRawCount() } catch {
                         failure = "\(axis.path): read failed: \(error)"
                         break
                     }

@@ -19,6 +19,9 @@ public final class SensorHub: @unchecked Sendable {
     private let configuration: SensorConfiguration
     private let loop: EventLoop
     private let logger: Logger
+    /// Device facts logged once per run (and when they change), not once per claim: shared by
+    /// every hub of the process (the daemon makes a new one for each first claim).
+    private var facts: FactLog { FactLog.shared }
     private let onEvent: (SensorEvent) -> Void
 
     private var drivers: [any SensorDriver] = []
@@ -91,8 +94,8 @@ public final class SensorHub: @unchecked Sendable {
             becomeUnavailable(discovery.magnetometer.reason)
             return
         }
-        logger.info("\(discovery.magnetometer.reason)")
-        logger.info("\(discovery.accelerometer.reason)")
+        facts.note("magnetometer", discovery.magnetometer.reason, to: logger)
+        facts.note("accelerometer", discovery.accelerometer.reason, to: logger)
         do {
             try startDriver(for: magnetometer, kind: .magnetometer)
         } catch {
@@ -125,14 +128,14 @@ public final class SensorHub: @unchecked Sendable {
         let udev = override == nil && kind.udevMountMatrixProperty != nil
             ? UdevDatabase(directory: configuration.udevDataDirectory).properties(of: device) : [:]
         let mount = chooseMountMatrix(devicePath: device.sysfsPath, kind: kind, override: override, udevProperties: udev)
-        logger.info("\(device) \(kind.rawValue) mount matrix \(mount.matrix) from \(mount.source)")
+        facts.note("\(kind.rawValue) mount matrix", "\(device) \(kind.rawValue) mount matrix \(mount.matrix) from \(mount.source)", to: logger)
         let calibration = try readAxisCalibration(device: device, kind: kind, mountMatrix: mount.matrix)
         if configuration.mode == .buffered {
             // The magnetometer leads (its samples make the heading); another buffered device is read
             // on its wakeups, with a watermark that is only a backstop.
             let follower = drivers.contains { $0 is BufferedDriver }
             let driver = BufferedDriver(device: device, calibration: calibration, configuration: configuration,
-                                        loop: loop, logger: logger, sink: sink(for: kind), follower: follower)
+                                        loop: loop, logger: logger, facts: facts, sink: sink(for: kind), follower: follower)
             do {
                 try driver.start()
                 drivers.append(driver)
@@ -148,7 +151,7 @@ public final class SensorHub: @unchecked Sendable {
 
     private func makePollingDriver(device: IIODevice, calibration: AxisCalibration) -> PollingDriver {
         PollingDriver(device: device, calibration: calibration, configuration: configuration,
-                      sampler: pollingSampler(), logger: logger)
+                      sampler: pollingSampler(), logger: logger, facts: facts)
     }
 
     private func pollingSampler() -> PollingSampler {

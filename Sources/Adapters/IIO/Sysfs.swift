@@ -10,7 +10,7 @@ import SystemPackage
 final class SysfsAttribute: @unchecked Sendable {
     let path: String
     private let descriptor: FileDescriptor
-    /// Scratch for ``readNumber()``: one reader at a time (the sampling thread), allocated once.
+    /// Scratch for ``readRawCount(range:)``: one reader at a time (the sampling thread), allocated once.
     private let scratch = UnsafeMutableRawBufferPointer.allocate(byteCount: 64, alignment: 8)
 
     init(path: String) throws(Errno) {
@@ -23,18 +23,17 @@ final class SysfsAttribute: @unchecked Sendable {
         scratch.deallocate()
     }
 
-    /// The current value as a number, without allocating: `pread` into a fixed buffer and a
-    /// decimal integer parsed from the bytes (what `_raw` attributes hold). Anything else (a
-    /// fraction, an exponent) takes the general parser; `nil` when the text is not a finite number.
+    /// The current value of a `_raw` attribute: a decimal integer within `range` (a channel's raw
+    /// count, IIO ABI `in_<type>_<axis>_raw`), else `nil` — a fraction, garbage, or a number no
+    /// channel of that width can hold (`99999999999999999999`). No allocation.
     /// Not thread-safe: one caller at a time.
-    func readNumber() throws(Errno) -> Double? {
+    func readRawCount(range: ClosedRange<Int64> = Int64(Int32.min)...Int64(Int32.max)) throws(Errno) -> Double? {
         let count = try FileSystem.errno {
             try descriptor.read(fromAbsoluteOffset: 0, into: scratch, retryOnInterrupt: true)
         }
-        let bytes = UnsafeRawBufferPointer(rebasing: scratch[..<count])
-        if let value = Self.parseInteger(bytes) { return Double(value) }
-        if count == scratch.count { return parseFiniteDouble(try read()) }  // longer than the scratch
-        return parseFiniteDouble(String(decoding: bytes, as: UTF8.self))
+        guard let value = Self.parseInteger(UnsafeRawBufferPointer(rebasing: scratch[..<count])),
+              range.contains(value) else { return nil }
+        return Double(value)
     }
 
     /// `[ \t]*[+-]?[0-9]{1,18}[ \t\r\n]*`, or nil.
