@@ -200,20 +200,18 @@ func lis3mdlScan(_ x: Int16, _ y: Int16, _ z: Int16, timestamp: Int64) -> [UInt8
         #expect(harness.pump { (harness.dropped.last ?? 0) >= 6 })
         #expect(harness.samples(.magnetometer).isEmpty)
         #expect(harness.dropped == harness.dropped.sorted())  // a running total
-        try fixture.overwrite("nan\n", device: 0, "in_magn_y_raw")
-        try fixture.overwrite("-300\n", device: 0, "in_magn_z_raw")
-        let droppedBefore = harness.dropped.last ?? 0
-        #expect(harness.pump { (harness.dropped.last ?? 0) > droppedBefore + 2 })
-        #expect(harness.samples(.magnetometer).isEmpty)
+        /// Writes y and z, then expects more values dropped and still no sample.
+        func expectDropped(y: String, z: String) throws {
+            try fixture.overwrite(y + "\n", device: 0, "in_magn_y_raw")
+            try fixture.overwrite(z + "\n", device: 0, "in_magn_z_raw")
+            let before = harness.dropped.last ?? 0
+            #expect(harness.pump { (harness.dropped.last ?? 0) > before + 2 }, "y \(y), z \(z)")
+            #expect(harness.samples(.magnetometer).isEmpty, "y \(y), z \(z)")
+        }
+        try expectDropped(y: "nan", z: "-300")
         // Issue 26: numbers no IIO channel can hold, and fractions, are garbage too.
-        try fixture.overwrite("99999999999999999999\n", device: 0, "in_magn_y_raw")
-        let droppedBeforeHuge = harness.dropped.last ?? 0
-        #expect(harness.pump { (harness.dropped.last ?? 0) > droppedBeforeHuge + 2 })
-        try fixture.overwrite("2147483648\n", device: 0, "in_magn_y_raw")
-        try fixture.overwrite("1.5\n", device: 0, "in_magn_z_raw")
-        let droppedBeforeWide = harness.dropped.last ?? 0
-        #expect(harness.pump { (harness.dropped.last ?? 0) > droppedBeforeWide + 2 })
-        #expect(harness.samples(.magnetometer).isEmpty)
+        try expectDropped(y: "99999999999999999999", z: "-300")
+        try expectDropped(y: "2147483648", z: "1.5")
         try fixture.overwrite("-300\n", device: 0, "in_magn_z_raw")
         try fixture.overwrite("200\n", device: 0, "in_magn_y_raw")
         #expect(harness.pump { !harness.samples(.magnetometer).isEmpty })
