@@ -143,6 +143,7 @@ public struct DaemonModel: Sendable {
             p.kaabaDistance = place.answer.distanceMetres
             p.declination = place.answer.declinationDegrees
         }
+        p.locationSources = location.sourcesSummary
         let c = compass.state
         p.hasCompass = c.hasCompass
         p.magneticHeading = c.magneticHeadingDegrees

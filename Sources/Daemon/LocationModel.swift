@@ -7,6 +7,13 @@ import QiblaInterface
 /// jitter on a still phone does not turn into a stream of signals, and when the last known
 /// location needs writing.
 ///
+/// **Arbitration** (issue 23): several live sources may run at once (GeoClue2 and gpsd in `auto`);
+/// each keeps its newest fix until it reports the fix lost. The published live fix is the
+/// published source's newest while it has one; another source takes over at once when the
+/// published one loses its fix, and otherwise only when its fix is clearly better — an accuracy
+/// below ``switchAccuracyRatio`` times the published one's (a fix without an accuracy counts as
+/// worse than any with one) — so two similar fixes do not make the position flap.
+///
 /// Pure: inputs in, state out. The caller persists ``lastKnown`` when ``lastKnownIsUnsaved``
 /// and reports the write back with ``Input/lastKnownSaved(_:)``.
 public struct LocationModel: Sendable, Equatable {
@@ -15,11 +22,14 @@ public struct LocationModel: Sendable, Equatable {
     public static let republishDistanceMetres = 5.0
     /// Smallest height change (metres) that republishes a fix (the declination barely depends on it).
     public static let republishHeightMetres = 50.0
+    /// Another source's fix replaces a published one that is still current only when its accuracy
+    /// is below this fraction of the published one's (hysteresis against flapping).
+    public static let switchAccuracyRatio = 0.5
 
     /// A live position source, as named in `LocationSource`.
-    public enum LiveSource: Sendable, Equatable {
-        case gpsd
+    public enum LiveSource: String, Sendable, Equatable, CaseIterable {
         case geoclue
+        case gpsd
 
         var locationSource: LocationSource {
             switch self {
@@ -38,6 +48,10 @@ public struct LocationModel: Sendable, Equatable {
     public private(set) var lastKnown: Location?
     /// True when ``lastKnown`` changed since it was last saved.
     public private(set) var lastKnownIsUnsaved = false
+    /// Each running source's newest fix (nil: none, or lost).
+    public private(set) var sourceFixes: [LiveSource: Location] = [:]
+    /// What each source is doing, for `LocationSources` (sources never started are absent).
+    public private(set) var sourceStates: [LiveSource: LiveSourceState] = [:]
 
     public init() {}
 
@@ -48,8 +62,13 @@ public struct LocationModel: Sendable, Equatable {
         case manualSet(Location?)
         /// A new live fix from the named position source.
         case liveFix(Location, from: LiveSource)
-        /// The position source lost its fix or its connection, or was stopped (no claim left):
-        /// the published fix becomes the last known location.
+        /// One source lost its fix or its connection: another source's fix takes over at once,
+        /// else the published fix becomes the last known location.
+        case sourceLost(LiveSource)
+        /// What a source is doing now (waiting for its service, refused, …), for `LocationSources`.
+        case sourceState(LiveSource, LiveSourceState)
+        /// Every position source was stopped (no claim left, or reconfigured): the published fix
+        /// becomes the last known location and the sources' states are forgotten.
         case liveFixLost
         /// The last known location was written to disk (the value written).
         case lastKnownSaved(Location)
@@ -68,26 +87,82 @@ public struct LocationModel: Sendable, Equatable {
         case .manualSet(let location):
             manual = location
         case .liveFix(let location, let source):
-            lastKnown = location
-            lastKnownIsUnsaved = true
-            // A fix from another source is always published: LocationSource must say so.
-            if source != liveSource || Self.isSignificantMove(from: liveFix, to: location) {
+            sourceFixes[source] = location
+            sourceStates[source] = .live
+            if liveSource == nil || source == liveSource || Self.isClearlyBetter(location, than: liveFix) {
+                lastKnown = location
+                lastKnownIsUnsaved = true
+            }
+            if source == liveSource {
+                if Self.isSignificantMove(from: liveFix, to: location) { liveFix = location }
+            } else if liveSource == nil || Self.isClearlyBetter(location, than: liveFix) {
+                // Another source takes over: LocationSource must say so, even without a move.
                 liveFix = location
                 liveSource = source
             }
-        case .liveFixLost:
-            // The published fix stays what clients see, now as the last known location (fixes
-            // within the republish distance of it are not worth a visible jump).
-            if let liveFix, liveFix != lastKnown {
-                lastKnown = liveFix
-                lastKnownIsUnsaved = true
+        case .sourceLost(let source):
+            sourceFixes[source] = nil
+            if sourceStates[source] == .live { sourceStates[source] = .noFix }
+            if source == liveSource { takeOverOrFallBack() }
+        case .sourceState(let source, let state):
+            sourceStates[source] = state
+            if state != .live, sourceFixes[source] != nil {
+                sourceFixes[source] = nil
+                if source == liveSource { takeOverOrFallBack() }
             }
-            liveFix = nil
-            liveSource = nil
+        case .liveFixLost:
+            sourceFixes = [:]
+            sourceStates = [:]
+            fallBack()
         case .lastKnownSaved(let written):
             if written == lastKnown { lastKnownIsUnsaved = false }
         }
         return before?.location != current?.location || before?.source != current?.source
+    }
+
+    /// The published source lost its fix: the best other current fix takes over at once, else the
+    /// published fix becomes the last known location.
+    private mutating func takeOverOrFallBack() {
+        let best = sourceFixes.min { a, b in
+            Self.isClearlyBetter(a.value, than: b.value, ratio: 1) || (a.value.horizontalAccuracyMetres == b.value.horizontalAccuracyMetres
+                && a.key.rawValue < b.key.rawValue)
+        }
+        guard let (source, fix) = best else { fallBack(); return }
+        liveFix = fix
+        liveSource = source
+        if fix != lastKnown {
+            lastKnown = fix
+            lastKnownIsUnsaved = true
+        }
+    }
+
+    private mutating func fallBack() {
+        // The published fix stays what clients see, now as the last known location (fixes
+        // within the republish distance of it are not worth a visible jump).
+        if let liveFix, liveFix != lastKnown {
+            lastKnown = liveFix
+            lastKnownIsUnsaved = true
+        }
+        liveFix = nil
+        liveSource = nil
+    }
+
+    /// Whether `candidate` is more accurate than `published` by the hysteresis `ratio` (a fix
+    /// without an accuracy loses to any with one; two without, neither wins).
+    static func isClearlyBetter(_ candidate: Location, than published: Location?, ratio: Double = switchAccuracyRatio) -> Bool {
+        guard let published else { return true }
+        switch (candidate.horizontalAccuracyMetres, published.horizontalAccuracyMetres) {
+        case (let c?, let p?): return c < ratio * p
+        case (.some, nil): return true
+        case (nil, _): return false
+        }
+    }
+
+    /// `LocationSources`: `source=state` pairs for the sources started, space-separated, e.g.
+    /// `geoclue=waiting gpsd=live`; empty while none runs.
+    public var sourcesSummary: String {
+        LiveSource.allCases.compactMap { source in sourceStates[source].map { "\(source.rawValue)=\($0.rawValue)" } }
+            .joined(separator: " ")
     }
 
     /// The published location and where it comes from.
@@ -115,4 +190,19 @@ public struct LocationModel: Sendable, Equatable {
         default: return true
         }
     }
+}
+
+/// What a live position source is doing (the values of `LocationSources`).
+public enum LiveSourceState: String, Sendable, Equatable, CaseIterable {
+    /// Started; its service has not answered yet (GeoClue2 holding `CreateClient` without an agent,
+    /// gpsd not connected).
+    case waiting
+    /// Serving fixes.
+    case live
+    /// Connected, but it has no fix (a receiver indoors, mode 1).
+    case noFix = "no-fix"
+    /// Its service said no (GeoClue2 `AccessDenied`).
+    case refused
+    /// Its service is not there (GeoClue2 not installed or not on the bus, gpsd not running).
+    case absent
 }

@@ -12,6 +12,8 @@ public struct PublishedProperties: Sendable, Equatable {
     public var locationAccuracy = Double.nan
     public var locationTimestampMicroseconds: UInt64 = 0
     public var locationSource = LocationSource.none
+    /// `source=state` pairs of the live sources (``LocationModel/sourcesSummary``).
+    public var locationSources = ""
 
     public var qiblaBearing = Double.nan
     public var qiblaBearingGeodesic = Double.nan
@@ -50,6 +52,7 @@ public struct PublishedProperties: Sendable, Equatable {
         case .locationAccuracy: .double(locationAccuracy)
         case .locationTimestamp: .uint64(locationTimestampMicroseconds)
         case .locationSource: .string(locationSource.rawValue)
+        case .locationSources: .string(locationSources)
         case .qiblaBearing: .double(qiblaBearing)
         case .qiblaBearingGeodesic: .double(qiblaBearingGeodesic)
         case .kaabaDistance: .double(kaabaDistance)

@@ -32,6 +32,7 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
     case locationAccuracy = "LocationAccuracy"
     case locationTimestamp = "LocationTimestamp"
     case locationSource = "LocationSource"
+    case locationSources = "LocationSources"
     case qiblaBearing = "QiblaBearing"
     case qiblaBearingGeodesic = "QiblaBearingGeodesic"
     case kaabaDistance = "KaabaDistance"
@@ -63,6 +64,7 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .locationAccuracy: "d"
         case .locationTimestamp: "t"
         case .locationSource: "s"
+        case .locationSources: "s"
         case .qiblaBearing: "d"
         case .qiblaBearingGeodesic: "d"
         case .kaabaDistance: "d"
@@ -96,6 +98,7 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .locationAccuracy: .immediate
         case .locationTimestamp: .immediate
         case .locationSource: .immediate
+        case .locationSources: .immediate
         case .qiblaBearing: .immediate
         case .qiblaBearingGeodesic: .immediate
         case .kaabaDistance: .immediate
@@ -227,7 +230,10 @@ public let qiblaInterfaceXML = #"""
       <annotation name="org.freedesktop.DBus.Description" value="When the location was taken, microseconds since the Unix epoch; 0 = none."/>
     </property>
     <property name="LocationSource" type="s" access="read">
-      <annotation name="org.freedesktop.DBus.Description" value="Where the location comes from: geoclue, gpsd, manual, last-known or none. Priority: a live fix, then the manual location, then the last known one. The live source is chosen by the configuration key location-source: auto (the default) follows GeoClue2 (org.freedesktop.GeoClue2 on the system bus) when it is running or activatable and gpsd otherwise, or when GeoClue2 denies access; gpsd, geoclue or none force one. Live sources run only while a client holds a compass claim."/>
+      <annotation name="org.freedesktop.DBus.Description" value="Where the location comes from: geoclue, gpsd, manual, last-known or none. Priority: a live fix, then the manual location, then the last known one. The live sources are chosen by the configuration key location-source: auto (the default) runs GeoClue2 (org.freedesktop.GeoClue2 on the system bus) and gpsd together and publishes the better current fix (the published source keeps it until it loses its fix or another's accuracy is under half of its own); gpsd, geoclue or none force one. Live sources run only while a client holds a compass claim."/>
+    </property>
+    <property name="LocationSources" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Description" value="What each live position source started for the current claim is doing, as space-separated source=state pairs, for example &quot;geoclue=waiting gpsd=live&quot;: source geoclue or gpsd; state waiting (started, its service has not answered yet: GeoClue2 holds CreateClient while no GeoClue agent runs for the user, gpsd not connected), live (serving fixes), no-fix (connected, no fix), refused (GeoClue2 denied access) or absent (the service is not there). Empty while no source runs."/>
     </property>
 
     <!-- Qibla -->

@@ -6,6 +6,9 @@ public enum Environment {
     /// All variables, read from `environ` now.
     public static var current: [String: String] { Syscalls.environmentVariables() }
 
+    /// This process's real user id (`getuid(2)`).
+    public static var userID: UInt32 { Syscalls.userID() }
+
     /// One variable (`getenv(3)`), or nil when unset.
     public static func value(_ name: String) -> String? { Syscalls.environmentVariable(name) }
 

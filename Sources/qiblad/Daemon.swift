@@ -47,6 +47,8 @@ final class Daemon: @unchecked Sendable {
     private var geoclue: GeoCluePositionSource?
     /// GeoClue2's refusal is logged with its fix once per run, then at debug level.
     private var geoclueDenialLogged = false
+    /// Fires once after GeoClue2 was started, to report a GeoClue2 that has not answered.
+    private var geoclueWaitToken: EventLoop.Token?
     private var sensors: SensorHub?
     private var publishRetryTimer: EventLoop.Token?
     /// Whether the sensors and the position source run (``reconcileLiveSources()``).
@@ -469,13 +471,15 @@ final class Daemon: @unchecked Sendable {
         publish()
     }
 
-    /// Starts the live position source `location-source` names (GeoClue2 first in `auto`).
+    /// Starts the live position sources `location-source` names, all at once (`auto`: GeoClue2 and
+    /// gpsd; the model publishes the better fix).
     private func startPositionSource() {
         let selection = options.configuration.positionSource
-        switch selection.firstSource(gpsdConfigured: options.configuration.gpsd != nil) {
-        case .geoclue?: startGeoClue()
-        case .gpsd?: startGPSD()
-        case nil: return
+        for source in selection.sourcesToStart(gpsdConfigured: options.configuration.gpsd != nil) {
+            switch source {
+            case .geoclue: startGeoClue()
+            case .gpsd: startGPSD()
+            }
         }
     }
 
@@ -485,6 +489,7 @@ final class Daemon: @unchecked Sendable {
             handle(event)
         }
         gpsd = source
+        sourceState(.gpsd, .waiting)
         source.start()
     }
 
@@ -496,28 +501,49 @@ final class Daemon: @unchecked Sendable {
             handle(event)
         }
         geoclue = source
+        sourceState(.geoclue, .waiting)
         source.start()
+        // GeoClue 2.6 holds CreateClient without a limit while no agent runs for this user: say so
+        // once, while gpsd (in auto) serves meanwhile.
+        if let token = geoclueWaitToken { loop.cancel(token) }
+        geoclueWaitToken = loop.schedule(after: .seconds(Self.geoclueWaitSeconds)) { [unowned self] in
+            geoclueWaitToken = nil
+            guard geoclue != nil, model.location.sourceStates[.geoclue] == .waiting else { return }
+            noteFact("geoclue-wait", "GeoClue2 has not answered in \(Int(Self.geoclueWaitSeconds)) s: no GeoClue agent for uid "
+                     + "\(Environment.userID)? (GeoClue 2.6 waits for one without a limit; see README, Position sources)"
+                     + (gpsd != nil ? "; gpsd serves meanwhile" : ""))
+        }
     }
+
+    /// Seconds after which a GeoClue2 that has not answered is reported (once a run).
+    static let geoclueWaitSeconds = 5.0
 
     private func stopPositionSource() {
         gpsd?.stop()
         gpsd = nil
         geoclue?.stop()
         geoclue = nil
+        if let token = geoclueWaitToken { loop.cancel(token) }
+        geoclueWaitToken = nil
         // Without a position source the published values stay at the last fix, as last known.
         model.apply(.liveFixLost, nowUnixSeconds: WallClock.nowUnixSeconds())
     }
 
-    /// GeoClue2 cannot serve this claim: gpsd in `auto`, else manual/last-known only. Returns
-    /// what happens next, for the caller's one log line.
-    private func leaveGeoClue() -> String {
+    /// GeoClue2 cannot serve this claim: gpsd serves alone when it runs (`auto`), else
+    /// manual/last-known only. Returns what happens next, for the caller's one log line.
+    private func leaveGeoClue(_ state: LiveSourceState) -> String {
         geoclue?.stop()
         geoclue = nil
-        guard options.configuration.positionSource.fallback(gpsdConfigured: options.configuration.gpsd != nil) == .gpsd else {
-            return "no live position (manual or last known location only)"
-        }
-        startGPSD()
-        return "using gpsd"
+        sourceState(.geoclue, state)
+        return gpsd != nil ? "using gpsd" : "no live position (manual or last known location only)"
+    }
+
+    private func sourceState(_ source: LocationModel.LiveSource, _ state: LiveSourceState) {
+        guard model.location.sourceStates[source] != state else { return }
+        let before = model.location.liveSource
+        model.apply(.sourceState(source, state), nowUnixSeconds: WallClock.nowUnixSeconds())
+        noteLiveSourceChange(from: before)
+        publish()
     }
 
     private func startSensors() {
@@ -541,9 +567,12 @@ final class Daemon: @unchecked Sendable {
     private func handle(_ event: GPSDEvent) {
         switch event {
         case .connected:
-            return
-        case .disconnected, .fixLost:
-            liveFixLost()
+            sourceState(.gpsd, .noFix)
+        case .fixLost:
+            sourceLost(.gpsd)
+        case .disconnected:
+            sourceLost(.gpsd)
+            sourceState(.gpsd, .waiting)
         case .fix(let fix):
             liveFix(Location(position: fix.position, horizontalAccuracyMetres: fix.horizontalAccuracyMetres,
                              timestampUnixSeconds: fix.timeUnixSeconds, hasHeight: fix.hasAltitude), from: .gpsd)
@@ -553,37 +582,57 @@ final class Daemon: @unchecked Sendable {
     private func handle(_ event: GeoClueEvent) {
         switch event {
         case .started:
-            return
+            if model.location.sourceStates[.geoclue] != .live { sourceState(.geoclue, .noFix) }
         case .fixLost:
-            liveFixLost()
+            sourceLost(.geoclue)
         case .fix(let fix):
             liveFix(Location(position: fix.position, horizontalAccuracyMetres: fix.horizontalAccuracyMetres,
                              timestampUnixSeconds: fix.timeUnixSeconds ?? WallClock.nowUnixSeconds(),
                              hasHeight: fix.hasAltitude), from: .geoclue)
         case .unavailable(let reason, let retrying):
             // The source logs and retries; without retrying, GeoClue2 is not there for this claim.
-            if !retrying { noteFact("geoclue", "GeoClue2 is not available (\(reason)); \(leaveGeoClue())") }
+            if retrying {
+                sourceLost(.geoclue)
+                sourceState(.geoclue, .waiting)
+            } else {
+                noteFact("geoclue", "GeoClue2 is not available (\(reason)); \(leaveGeoClue(.absent))")
+            }
         case .accessDenied(let message):
             let line = GeoClueAuthorization.hint(desktopId: options.configuration.positionSource.geoclue.desktopId,
-                                                 refusal: message) + "; meanwhile \(leaveGeoClue())"
+                                                 refusal: message) + "; meanwhile \(leaveGeoClue(.refused))"
             if geoclueDenialLogged { logger.debug("\(line)") } else { logger.warning("\(line)") }
             geoclueDenialLogged = true
         }
     }
 
     private func liveFix(_ location: Location, from source: LocationModel.LiveSource) {
-        if model.location.liveFix == nil { logger.info("live fix from \(source): \(location.position)") }
+        let before = model.location.liveSource
         model.apply(.liveFix(location, from: source), nowUnixSeconds: WallClock.nowUnixSeconds())
+        noteLiveSourceChange(from: before)
         scheduleLastKnownWrite()
         publish()
     }
 
-    private func liveFixLost() {
-        guard model.location.liveFix != nil else { return }
-        logger.info("live fix lost; falling back to \(model.location.manual != nil ? "the manual" : "the last known") location")
-        model.apply(.liveFixLost, nowUnixSeconds: WallClock.nowUnixSeconds())
+    /// One source lost its fix or its connection: another takes over, or the fallback.
+    private func sourceLost(_ source: LocationModel.LiveSource) {
+        guard model.location.sourceFixes[source] != nil else { return }
+        let before = model.location.liveSource
+        model.apply(.sourceLost(source), nowUnixSeconds: WallClock.nowUnixSeconds())
+        noteLiveSourceChange(from: before)
         scheduleLastKnownWrite()
         publish()
+    }
+
+    /// One log line when the published live source changes.
+    private func noteLiveSourceChange(from before: LocationModel.LiveSource?) {
+        let after = model.location.liveSource
+        guard after != before else { return }
+        if let after, let fix = model.location.liveFix {
+            let accuracy = fix.horizontalAccuracyMetres.map { ", ±\(Int($0.rounded())) m" } ?? ""
+            logger.info("live fix from \(after.rawValue)\(accuracy)\(before.map { " (was \($0.rawValue))" } ?? ""): \(fix.position)")
+        } else if before != nil {
+            logger.info("live fix lost; falling back to \(model.location.manual != nil ? "the manual" : "the last known") location")
+        }
     }
 
     private func handle(_ event: SensorEvent) {

@@ -187,19 +187,19 @@ struct GeoCluePositionSourceTests {
 }
 
 @Suite struct PositionSourceSelectionTests {
-    @Test func theOrderOfSources() {
+    @Test func theSourcesEachModeStarts() {
         var s = PositionSourceSelection()
         #expect(s.mode == .auto)
-        #expect(s.firstSource(gpsdConfigured: true) == .geoclue && s.fallback(gpsdConfigured: true) == .gpsd)
-        #expect(s.fallback(gpsdConfigured: false) == nil, "gpsd = none: manual/last-known only")
+        #expect(s.sourcesToStart(gpsdConfigured: true) == [.geoclue, .gpsd], "auto: both at once")
+        #expect(s.sourcesToStart(gpsdConfigured: false) == [.geoclue], "gpsd = none: GeoClue2 only")
         #expect(s.whenGeoClueIsMissing == .report)
         s.mode = .geoclue
-        #expect(s.firstSource(gpsdConfigured: true) == .geoclue && s.fallback(gpsdConfigured: true) == nil)
+        #expect(s.sourcesToStart(gpsdConfigured: true) == [.geoclue])
         #expect(s.whenGeoClueIsMissing == .waitForIt)
         s.mode = .gpsd
-        #expect(s.firstSource(gpsdConfigured: true) == .gpsd && s.firstSource(gpsdConfigured: false) == nil)
+        #expect(s.sourcesToStart(gpsdConfigured: true) == [.gpsd] && s.sourcesToStart(gpsdConfigured: false).isEmpty)
         s.mode = .none
-        #expect(s.firstSource(gpsdConfigured: true) == nil && s.fallback(gpsdConfigured: true) == nil)
+        #expect(s.sourcesToStart(gpsdConfigured: true).isEmpty)
     }
 
     @Test func theShippedSnippetIsTheOneTheHintNames() throws {

@@ -5,7 +5,8 @@
 
 /// The value of `location-source`.
 public enum LocationSourceMode: String, Sendable, Equatable, CaseIterable {
-    /// GeoClue2 when it is activatable or running on the system bus, else gpsd.
+    /// GeoClue2 (when it is activatable or running on the system bus) and gpsd together, the
+    /// better fix published.
     case auto
     /// gpsd only.
     case gpsd
@@ -35,26 +36,21 @@ public struct PositionSourceSelection: Sendable, Equatable {
         self.geoclue = geoclue
     }
 
-    /// The source to start at the first claim. `gpsdConfigured` is false for `gpsd = none`.
-    /// In `auto` this is GeoClue2; its ``GeoCluePositionSource`` reports
-    /// ``GeoClueUnavailability/notOnBus`` at once when the service is neither running nor
-    /// activatable, and ``fallback(gpsdConfigured:)`` then names gpsd.
-    public func firstSource(gpsdConfigured: Bool) -> LivePositionSource? {
+    /// The sources to start at the first claim, all at once (issue 23: a source that does not
+    /// answer, such as GeoClue2 holding `CreateClient` with no agent, never delays another).
+    /// `gpsdConfigured` is false for `gpsd = none`. `auto` runs GeoClue2 and gpsd together and
+    /// ``QiblaDaemon/LocationModel`` publishes the better fix.
+    public func sourcesToStart(gpsdConfigured: Bool) -> [LivePositionSource] {
         switch mode {
-        case .auto, .geoclue: .geoclue
-        case .gpsd: gpsdConfigured ? .gpsd : nil
-        case .none: nil
+        case .auto: gpsdConfigured ? [.geoclue, .gpsd] : [.geoclue]
+        case .geoclue: [.geoclue]
+        case .gpsd: gpsdConfigured ? [.gpsd] : []
+        case .none: []
         }
     }
 
-    /// Where to go when GeoClue2 cannot serve this claim (not on the bus, no system bus, access
-    /// denied): gpsd in `auto` (when configured), otherwise nothing (stay on manual/last-known).
-    public func fallback(gpsdConfigured: Bool) -> LivePositionSource? {
-        mode == .auto && gpsdConfigured ? .gpsd : nil
-    }
-
     /// How a GeoClue2 source started in this mode treats a service that is not on the bus: `auto`
-    /// wants to hear it at once (to fall back to gpsd), `geoclue` waits for it.
+    /// wants to hear it at once (gpsd alone serves then), `geoclue` waits for it.
     public var whenGeoClueIsMissing: GeoCluePositionSource.MissingServicePolicy {
         mode == .auto ? .report : .waitForIt
     }

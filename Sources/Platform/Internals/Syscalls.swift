@@ -252,6 +252,9 @@ enum Syscalls {
 
     static func processID() -> Int32 { getpid() }
 
+    /// The real user id, `getuid(2)`.
+    static func userID() -> UInt32 { getuid() }
+
     /// The calling thread's `pthread_self(3)`, compared with `pthread_equal(3)`.
     struct ThreadHandle: @unchecked Sendable, Equatable {  // pthread_t: an integer (glibc) or a pointer (musl)
         let raw: pthread_t
