@@ -248,6 +248,8 @@ struct StatusLine {
             let age = max(0, WallClock.nowUnixSeconds() - Double(t) / 1e6)
             source += " (\(Self.ageText(age)) ago)"
         }
+        // What each live source is doing, while some run (e.g. "geoclue=waiting gpsd=live").
+        if !s("LocationSources").isEmpty { source += " [\(s("LocationSources"))]" }
         parts.append(source)
         let heading = d("Heading"), magnetic = d("MagneticHeading")
         if heading.isFinite {

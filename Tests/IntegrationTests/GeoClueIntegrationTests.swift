@@ -161,4 +161,107 @@ import TestSupport
         let woke = try IdleTests.wakeups(of: pid)
         #expect(woke <= 2, "qiblad kept waking up after the last release: \(woke) in 3 s")
     }
+
+    // MARK: Issue 23: GeoClue2 and gpsd together
+
+    /// Seconds since `start`.
+    static func since(_ start: Date) -> Double { Date().timeIntervalSince(start) }
+
+    /// GeoClue 2.6 on the bus but no agent for our uid (sway, i3, a server): it holds CreateClient
+    /// without a limit. gpsd with a fix serves within 5 s of the claim all the same; the silent
+    /// GeoClue2 is reported once; the release leaves no system-bus connection and no gpsd socket.
+    @Test func withoutAGeoClueAgentGpsdServesWithinFiveSecondsOfTheClaim() throws {
+        let env = try GeoClueEnvironment(agent: false)
+        let feeder = NMEAFeeder(env.nmea, latitude: Self.jakarta.latitude, longitude: Self.jakarta.longitude)
+        defer { feeder.stop() }
+        let (gpsd, q) = try qibladWithGpsd(env, log: "city-london.log")
+        defer { gpsd.kill(); q.stop() }
+        try q.start()
+        let pid = try #require(q.daemon?.pid)
+        let claimed = Date()
+        let claim = try claim(q)
+        #expect(waitUntil(timeout: 15) { (try? q.string("LocationSource")) == "gpsd" }, "\(q.log)")
+        let firstFix = Self.since(claimed)
+        #expect(firstFix <= 5, "gpsd's fix after \(firstFix) s")
+        #expect(waitUntil(timeout: 10) { q.log.contains("GeoClue2 has not answered") }, "\(q.log)")
+        let sources = try q.string("LocationSources")
+        #expect(sources.contains("geoclue=waiting") && sources.contains("gpsd=live"), "\(sources)")
+        let status = try run(product("qiblactl").path, ["status"], environment: q.bus.environment)
+        #expect(status.stdout.contains("geoclue=waiting"), "qiblactl status shows each source: \(status.stdout)")
+        claim.send(SIGINT)
+        #expect(claim.wait(timeout: 10) == 0)
+        let released = Date()
+        #expect(waitUntil(timeout: 3) {
+            env.bus.connections(of: pid).isEmpty && ((try? GPSDIntegrationTests.connections(of: pid, to: gpsd.port)) ?? 1) == 0
+        }, "\(q.log)")
+        print("sources: no GeoClue agent: gpsd's fix published \(Int(firstFix * 1000)) ms after the claim; "
+              + "system bus and gpsd released \(Int(Self.since(released) * 1000)) ms after the release")
+    }
+
+    /// Both serving: GeoClue2 fed NMEA with a small HDOP and gpsd: the more accurate fix is
+    /// published; GeoClue2 turned coarse (as a Wi-Fi or GeoIP fix would be) hands over to gpsd; the
+    /// faults (GeoClue2 killed, restarted; gpsd killed) leave no gap over 2 s in a live
+    /// `LocationSource`, and never `last-known` while a live source has a fix.
+    @Test func bothServingTheBetterFixWinsAndFaultsLeaveNoGap() throws {
+        let env = try GeoClueEnvironment()
+        let feeder = NMEAFeeder(env.nmea, latitude: Self.london.latitude + 0.001, longitude: Self.london.longitude)
+        defer { feeder.stop() }
+        feeder.setHDOP(0.1)
+        let (gpsd, q) = try qibladWithGpsd(env, log: "city-london.log")
+        defer { gpsd.kill(); q.stop() }
+        try q.start()
+        let claim = try claim(q); defer { claim.terminate() }
+        #expect(waitUntil(timeout: 30) {
+            let s = (try? q.string("LocationSources")) ?? ""
+            return s.contains("geoclue=live") && s.contains("gpsd=live")
+        }, "\(q.log)")
+        let both = try q.string("LocationSource")
+        let accuracy = try q.double("LocationAccuracy")
+        print("sources: both live, published \(both) ±\(accuracy) m; \(q.log.split(separator: "\n").filter { $0.contains("live fix from") })")
+        #expect(both == "geoclue", "HDOP 0.1 through GeoClue2 beats gpsd's log: \(q.log)")
+
+        // GeoClue2 coarse (HDOP 400: kilometres, and 2 km off, past the client's distance
+        // threshold, so GeoClue2 reports it): gpsd takes over at its next fix.
+        feeder.setHDOP(400)
+        feeder.move(latitude: Self.london.latitude + 0.02, longitude: Self.london.longitude)
+        // The hand-over counts from the coarse fix's publication (GeoClue2's own latency before
+        // it reports the new sentence is not qiblad's).
+        var coarseSeen: Date?
+        #expect(waitUntil(timeout: 15) {
+            let source = (try? q.string("LocationSource")) ?? ""
+            if coarseSeen == nil, source == "geoclue", ((try? q.double("LocationAccuracy")) ?? 0) > 100 { coarseSeen = Date() }
+            return source == "gpsd"
+        }, "\(q.log)")
+        let handOver = coarseSeen.map(Self.since) ?? 0
+
+        // Watch LocationSource through the faults, every 100 ms.
+        func watch(_ seconds: Double) throws -> (gapSeconds: Double, sawLastKnown: Bool) {
+            var gap = 0.0, longest = 0.0, lastKnown = false
+            let start = Date()
+            while Self.since(start) < seconds {
+                let source = try q.string("LocationSource")
+                if source == "gpsd" || source == "geoclue" { gap = 0 } else { gap += 0.1; longest = max(longest, gap) }
+                if source == "last-known" { lastKnown = true }
+                usleep(100_000)
+            }
+            return (longest, lastKnown)
+        }
+        feeder.setHDOP(0.1)
+        feeder.move(latitude: Self.london.latitude + 0.001, longitude: Self.london.longitude)
+        #expect(waitUntil(timeout: 10) { (try? q.string("LocationSource")) == "geoclue" }, "\(q.log)")
+        env.kill()  // the published source dies: gpsd at once
+        let afterKill = try watch(3)
+        #expect(try q.string("LocationSource") == "gpsd")
+        try env.start()
+        let afterRestart = try watch(3)
+        gpsd.kill()  // gpsd dies (GeoClue2 back and live, or coming back)
+        let afterGpsd = try watch(10)
+        #expect(waitUntil(timeout: 30) { (try? q.string("LocationSource")) == "geoclue" }, "\(q.log)")
+        print("sources: GeoClue2 coarse → gpsd after \(Int(handOver * 1000)) ms; longest gap without a live source: "
+              + "GeoClue2 killed \(afterKill.gapSeconds) s, restarted \(afterRestart.gapSeconds) s, gpsd killed \(afterGpsd.gapSeconds) s")
+        #expect(handOver <= 2, "\(handOver) s")
+        #expect(afterKill.gapSeconds <= 2 && !afterKill.sawLastKnown)
+        #expect(afterRestart.gapSeconds <= 2 && !afterRestart.sawLastKnown)
+        #expect(afterGpsd.gapSeconds <= 2 && !afterGpsd.sawLastKnown, "\(q.log)")
+    }
 }

@@ -4,7 +4,8 @@
 // root only), fed NMEA sentences through the Unix socket its `[network-nmea] nmea-socket` names
 // (GeoClue connects to it as a client; the test listens), and GeoClue's own demo agent
 // (/usr/libexec/geoclue-2.0/demos/agent) registered for our uid, because GeoClue 2.6 holds
-// `CreateClient` for up to 20 s after its start while no agent is registered.
+// `CreateClient` while no agent is registered for the caller's uid (without a limit; a test that
+// wants that starts the environment with `agent: false`).
 import Foundation
 
 /// A private `dbus-daemon` standing in for the system bus: GeoClue2's bus policy from the
@@ -205,9 +206,16 @@ public final class GeoClueEnvironment: @unchecked Sendable {
     /// Logs of earlier GeoClue processes (after a restart).
     public private(set) var earlierLogs = ""
 
-    /// Starts the bus, the NMEA socket and (unless `startGeoClue` is false) GeoClue and its agent.
-    /// With `activatable` GeoClue is not started here but by the bus on the first call.
-    public init(qiblad: QibladSection = .allowed, activatable: Bool = false, startGeoClue: Bool = true) throws {
+    /// Whether GeoClue's demo agent is started with GeoClue (without one, GeoClue 2.6 holds every
+    /// `CreateClient` for this uid without a limit).
+    public let withAgent: Bool
+
+    /// Starts the bus, the NMEA socket and (unless `startGeoClue` is false) GeoClue and its agent
+    /// (unless `agent` is false). With `activatable` GeoClue is not started here but by the bus on
+    /// the first call.
+    public init(qiblad: QibladSection = .allowed, activatable: Bool = false, startGeoClue: Bool = true,
+                agent: Bool = true) throws {
+        withAgent = agent
         directory = try TemporaryDirectory(prefix: "qiblad-geoclue")
         nmea = try NMEASocketServer(path: directory.path + "/nmea.sock")
         let section = switch qiblad {
@@ -237,7 +245,7 @@ public final class GeoClueEnvironment: @unchecked Sendable {
             """, to: "etc/geoclue.conf")
         bus = try PrivateSystemBus(activating: activatable ? Self.commandLine(etc: directory.path + "/etc") : nil)
         if startGeoClue && !activatable { try start() }
-        if activatable { try startAgent() }
+        if activatable, agent { try startAgent() }
     }
 
     /// `unshare -m sh -c 'mount --bind ETC /etc/geoclue && exec geoclue -t 0'`: GeoClue sees our
@@ -256,6 +264,7 @@ public final class GeoClueEnvironment: @unchecked Sendable {
         guard waitUntil(timeout: 15, { bus.hasOwner("org.freedesktop.GeoClue2") || !child.isRunning }), child.isRunning else {
             throw TestSupportError.startFailed("geoclue: \(Self.output(of: child))")
         }
+        guard withAgent else { return }
         try startAgent()
         guard waitUntil(timeout: 15, { Self.output(of: child).contains("New agent for user ID") }) else {
             throw TestSupportError.startFailed("geoclue's demo agent did not register: \(Self.output(of: child))")
@@ -295,6 +304,7 @@ public final class GeoClueEnvironment: @unchecked Sendable {
 public final class NMEAFeeder: @unchecked Sendable {
     private let lock = NSLock()
     private var current: (latitude: Double, longitude: Double, altitude: Double)
+    private var hdop = 0.9
     private var running = true
     private let done = DispatchSemaphore(value: 0)
     /// Sentences written so far.
@@ -306,16 +316,21 @@ public final class NMEAFeeder: @unchecked Sendable {
         Thread { [self] in
             while true {
                 lock.lock()
-                let (keepGoing, position) = (running, current)
+                let (keepGoing, position, dilution) = (running, current, hdop)
                 lock.unlock()
                 guard keepGoing else { break }
                 server.send(NMEASentence.gga(latitude: position.latitude, longitude: position.longitude,
-                                             altitudeMetres: position.altitude))
+                                             altitudeMetres: position.altitude, hdop: dilution))
                 lock.lock(); sent += 1; lock.unlock()
                 usleep(UInt32(interval * 1_000_000))
             }
             done.signal()
         }.start()
+    }
+
+    /// Changes the horizontal dilution of precision the sentences carry (GeoClue's accuracy follows it).
+    public func setHDOP(_ value: Double) {
+        lock.lock(); hdop = value; lock.unlock()
     }
 
     /// Moves the receiver.

@@ -64,7 +64,9 @@ public enum GeoClueUnavailability: Sendable, Equatable, CustomStringConvertible 
 ///   (GeoClue2's `NameOwnerChanged`, its client's signals) and at most one retry timer. While
 ///   stopped it holds no connection, no match rule and no timer (zero wakeups).
 /// - Never blocks on GeoClue2: every call is `callAsync` with a timeout (GeoClue 2.6 holds
-///   `CreateClient` up to 20 s while it waits for an agent; `Start` waits for the agent's answer).
+///   `CreateClient` while no agent is registered for the caller's uid, with no limit of its own:
+///   no answer within the 30 s timeout in `GeoClueIntegrationTests`; `Start` waits for the agent's
+///   answer). In `auto` gpsd runs alongside, so a silent GeoClue2 delays nothing.
 ///   Opening the connection is a blocking round trip to the bus daemon (`Hello`), not to GeoClue2.
 /// - Recovers like the gpsd source: GeoClue2 vanishing, restarting or not answering reports
 ///   ``GeoClueEvent/fixLost`` and ``GeoClueEvent/unavailable(_:retrying:)`` and re-acquires with
@@ -82,7 +84,8 @@ public final class GeoCluePositionSource {
         /// `Client.DistanceThreshold`, metres: GeoClue signals only moves at least this large. 5 m
         /// is the daemon's own republish distance, below which a fix changes nothing visible.
         public var distanceThresholdMetres: UInt32
-        /// Timeout of every call but `Start`, seconds (more than GeoClue 2.6's 20 s agent wait).
+        /// Timeout of every call but `Start`, seconds (GeoClue 2.6 holds `CreateClient` without a
+        /// limit while no agent runs for the uid: the call is then retried with backoff).
         public var callTimeoutSeconds: Double
         /// Timeout of `Client.Start()`, seconds: an agent may ask the user first.
         public var startTimeoutSeconds: Double
