@@ -264,4 +264,37 @@ import TestSupport
         #expect(afterRestart.gapSeconds <= 2 && !afterRestart.sawLastKnown)
         #expect(afterGpsd.gapSeconds <= 2 && !afterGpsd.sawLastKnown, "\(q.log)")
     }
+
+    /// gpsd, the better source, loses its fix again and again (mode 1 stretches in the log) while
+    /// GeoClue2 serves a coarse fix: GeoClue2's takes over at each loss, never `last-known`, no gap
+    /// over 2 s, and gpsd's is back when it has one.
+    @Test func gpsdLosingItsFixHandsOverToGeoClueWithoutAGap() throws {
+        let env = try GeoClueEnvironment()
+        let feeder = NMEAFeeder(env.nmea, latitude: Self.london.latitude, longitude: Self.london.longitude)
+        defer { feeder.stop() }
+        feeder.setHDOP(400)
+        let port = freePort()
+        let gpsd = try GPSFake(logPath: GPSDIntegrationTests.gpsdLogs.appendingPathComponent("fix_lost.log").path, port: port,
+                               cycleSeconds: 0.2)
+        let q = try qiblad(env, arguments: ["--sysfs-root", "/nonexistent"], configuration: "gpsd = 127.0.0.1:\(port)\n")
+        defer { gpsd.kill(); q.stop() }
+        try q.start()
+        let claim = try claim(q); defer { claim.terminate() }
+        #expect(waitUntil(timeout: 30) { ((try? q.string("LocationSources")) ?? "").contains("geoclue=live") }, "\(q.log)")
+        var sequence: [String] = [], gap = 0.0, longest = 0.0, sawLastKnown = false
+        let start = Date()
+        while Self.since(start) < 25 {
+            let source = try q.string("LocationSource")
+            if sequence.last != source { sequence.append(source) }
+            if source == "gpsd" || source == "geoclue" { gap = 0 } else { gap += 0.1; longest = max(longest, gap) }
+            if source == "last-known" { sawLastKnown = true }
+            usleep(100_000)
+        }
+        let handOvers = zip(sequence, sequence.dropFirst()).filter { $0 == ("gpsd", "geoclue") }.count
+        print("sources: gpsd losing its fix with GeoClue2 live: published \(sequence.joined(separator: " → ")); "
+              + "longest gap \(longest) s")
+        #expect(handOvers >= 1, "gpsd's losses hand over to GeoClue2: \(sequence) \(q.log)")
+        #expect(sequence.contains("gpsd"))
+        #expect(longest <= 2 && !sawLastKnown, "\(sequence)")
+    }
 }
