@@ -119,6 +119,10 @@ import Testing
                 #expect(meanClaim(leaning) > meanClaim(still), "\(site.name): HeadingError grows with tilt")
             }
             #expect(honesty.three >= 0.99 && honesty.highAboveTen == 0, "\(site.name): \(honesty.line)")
+            if flat.calibrator.state == .collecting {
+                let asked: Set<CalibrationHint> = [.tiltForwardBack, .tiltLeftRight]
+                #expect(asked.contains(flat.calibrator.hint), "\(site.name): a flat-only phone is asked to tilt, not \(flat.calibrator.hint)")
+            }
         }
     }
 

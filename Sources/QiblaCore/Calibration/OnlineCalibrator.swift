@@ -667,13 +667,17 @@ public struct MagnetometerCalibrator: Sendable {
     }
 
     /// The hint follows the estimate's weakest attitude when there is an estimate whose heading is
-    /// still too uncertain (even while the sample count or the motion is short, so a phone only
-    /// turned flat is asked to tilt), else the rejection.
+    /// still too uncertain (even while the sample count or the motion is short, or the soft iron's
+    /// spread is out of bounds before the soft iron is determined, so a phone only turned flat is
+    /// asked to tilt), else the rejection.
     private mutating func updateHint() {
         guard state == .collecting else { hint = .none; return }
         var reason = lastRejection
         switch lastRejection {
-        case .tooFewSamples?, .tooLittleMotion?:
+        case .eigenvalueSpreadTooLarge? where lastAttemptedEstimate.map({ $0.stage < .ellipsoid }) == true,
+             .tooFewSamples?, .tooLittleMotion?:
+            // A spread from a soft iron the samples do not determine yet (a phone turned only flat)
+            // asks for the missing motion, not for a place away from metal.
             if let last = lastAttemptedEstimate {
                 let acceptance = configuration.acceptance
                 let worst = acceptance.worstHeadingSigma(last)
