@@ -28,7 +28,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public var gpsd: GPSDPositionSource.Configuration? = GPSDPositionSource.Configuration()
     /// `location-source` (auto, gpsd, geoclue or none) and the GeoClue2 client's settings.
     public var positionSource = PositionSourceSelection()
-    /// `sensor-mode` (polling or buffered), `sample-rate` (hertz, 1–200), `magnetometer` /
+    /// `sensor-mode` (polling or buffered), `sample-rate` (hertz, 1–200), `rest-sample-rate`
+    /// (hertz while the phone rests, 0.5–200, or off; default 4), `magnetometer` /
     /// `accelerometer` (preferred IIO device `name`), `magnetometer-mount-matrix` /
     /// `accelerometer-mount-matrix` ("a, b, c; d, e, f; g, h, i", rows, like systemd hwdb's
     /// ACCEL_MOUNT_MATRIX; wins over sysfs).
@@ -40,7 +41,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// config file does not stop an older daemon).
     public static let knownKeys: Set<String> = [
         "bearing-model", "kaaba", "max-signal-rate", "smoothing-window", "location-source", "gpsd", "fix-timeout",
-        "sensor-mode", "sample-rate", "magnetometer", "accelerometer",
+        "sensor-mode", "sample-rate", "rest-sample-rate", "magnetometer", "accelerometer",
         "magnetometer-mount-matrix", "accelerometer-mount-matrix",
         "interference-field-tolerance", "interference-dip-tolerance", "interference-enter", "interference-recover",
         "always-on", "idle-exit",
@@ -113,6 +114,12 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "interference-recover": config.model.compass.calibrator.interference.recoverSeconds = try number(0.05...30)
             case "fix-timeout": fixTimeoutSeconds = try number(1...3600)
             case "sample-rate": config.sensors.sampleRateHertz = try number(1...200)
+            case "rest-sample-rate":
+                if ["off", "no", "none"].contains(value.lowercased()) {
+                    config.sensors.restSampleRateHertz = nil
+                } else {
+                    config.sensors.restSampleRateHertz = try number(0.5...200)
+                }
             case "location-source":
                 guard let mode = LocationSourceMode(rawValue: value) else { throw bad("auto, gpsd, geoclue or none") }
                 config.positionSource.mode = mode

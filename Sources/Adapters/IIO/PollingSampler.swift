@@ -79,13 +79,29 @@ final class PollingSampler: @unchecked Sendable {
     private var thread: PlatformThread?
     var sink: PollingSamplerSink?
 
-    init(loop: EventLoop, sampleRateHertz: Double, handOffInterval: Duration, hook: (@Sendable (String) -> Void)?) {
+    /// Nanoseconds between reads while the phone rests (nil: always `period`).
+    private let restPeriod: Int64?
+    private let rest: RestDetector.Configuration
+    /// Reads so far and those made at the rest rate (tests and diagnostics), reading thread only
+    /// writes them.
+    private let readCounts = Atomic<Int>(0)
+    private let restingReadCounts = Atomic<Int>(0)
+
+    init(loop: EventLoop, sampleRateHertz: Double, restSampleRateHertz: Double? = nil,
+         rest: RestDetector.Configuration = .init(), handOffInterval: Duration, hook: (@Sendable (String) -> Void)?) {
         self.loop = loop
         period = Int64(1e9 / sampleRateHertz)
+        restPeriod = restSampleRateHertz.flatMap { $0.isFinite && $0 > 0 && $0 < sampleRateHertz ? Int64(1e9 / $0) : nil }
+        self.rest = rest
         let interval = handOffInterval.components
         handOffDue = max(0, interval.seconds * 1_000_000_000 + interval.attoseconds / 1_000_000_000 - period / 2)
         self.hook = hook
         drain = { [weak self] in self?.handOver() }
+    }
+
+    /// Periods read so far, and how many of them at the rest rate.
+    var readStatistics: (periods: Int, resting: Int) {
+        (readCounts.load(ordering: .relaxed), restingReadCounts.load(ordering: .relaxed))
     }
 
     /// The reading thread while one runs (tests check it exits after the last channel is removed).
@@ -164,6 +180,10 @@ final class PollingSampler: @unchecked Sendable {
         var next = MonotonicClock.nowNanoseconds()
         var nextPresenceCheck = next + presenceInterval
         var raw = (0.0, 0.0, 0.0)
+        // Motion-aware rate: the detector sees every sample on this thread, so the first sample that
+        // shows motion after a rest brings the full rate back at once (the next read is one full
+        // period later).
+        var detector = RestDetector(configuration: rest)
         while !thread.isStopRequested {
             if self.configuration.load(ordering: .acquiring) != configuration {
                 (channels, configuration) = mailbox.withLock { ($0.channels, $0.configuration) }
@@ -201,6 +221,14 @@ final class PollingSampler: @unchecked Sendable {
                 if failure == nil, dropped == 0 {
                     if let vector = channel.calibration.apply(raw: Vector3(raw.0, raw.1, raw.2)) {
                         sample = SensorSample(kind: channel.kind, vector: vector, timestampNanoseconds: timestamp)
+                        if restPeriod != nil {
+                            let seconds = Double(timestamp) * 1e-9
+                            if channel.kind == .accelerometer {
+                                detector.addAcceleration(vector, time: seconds)
+                            } else {
+                                detector.addField(vector, time: seconds)
+                            }
+                        }
                     } else {
                         dropped = 1
                     }
@@ -231,7 +259,13 @@ final class PollingSampler: @unchecked Sendable {
                 }
                 if post, !loop.runWhileAsleep({ handOver() }) { loop.post(drain) }
             }
-            next += period
+            readCounts.add(1, ordering: .relaxed)
+            if detector.isResting, let restPeriod {
+                restingReadCounts.add(1, ordering: .relaxed)
+                next += restPeriod
+            } else {
+                next += period
+            }
             let now = MonotonicClock.nowNanoseconds()
             if next < now { next = now }  // a slow read does not cause a burst afterwards
             guard thread.sleep(untilMonotonicNanoseconds: next) else { return }

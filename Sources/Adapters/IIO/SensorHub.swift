@@ -157,6 +157,7 @@ public final class SensorHub: @unchecked Sendable {
     private func pollingSampler() -> PollingSampler {
         if let sampler { return sampler }
         let sampler = PollingSampler(loop: loop, sampleRateHertz: configuration.effectiveSampleRateHertz,
+                                     restSampleRateHertz: configuration.restSampleRateHertz, rest: configuration.rest,
                                      handOffInterval: configuration.handOffInterval,
                                      hook: configuration.beforeAttributeRead)
         sampler.sink = PollingSamplerSink(

@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: Apache-2.0
+/// Tells a phone lying still from one that moves, from the accelerometer and the magnetometer
+/// against their own noise, so that the sensors can be read slowly while nothing changes (issue 25).
+///
+/// Pure, no clock: the caller passes each sample with its time. The detector keeps a reference
+/// per sensor, the exponential mean (time constant `referenceSeconds`) of the current still
+/// stretch; a sample whose acceleration differs from it by more than
+/// `accelerationThresholdMetresPerSecondSquared`, or whose field differs by more than
+/// `fieldThresholdMicrotesla` (a phone turned flat on a table moves only the field), is motion and
+/// becomes the new reference. The phone is **resting** once no motion was seen for
+/// `restAfterSeconds`; the first motion ends the rest at once.
+///
+/// The thresholds are several standard deviations of a phone's noise (accelerometer ≈ 0.05 m/s²,
+/// magnetometer ≈ 0.4 µT per axis; the difference of two samples has √2 that, its length √3 times
+/// more): false motion stays rare, and a turn of a few degrees (1° moves a 20 µT horizontal field by
+/// 0.35 µT) is seen within one sample.
+public struct RestDetector: Sendable, Equatable {
+    public struct Configuration: Sendable, Equatable {
+        /// Acceleration change that counts as motion, m/s² (default 0.35: 4σ of the difference
+        /// length for 0.05 m/s² noise per axis).
+        public var accelerationThresholdMetresPerSecondSquared: Double
+        /// Field change that counts as motion, microtesla (default 3: about 4σ of a sample's
+        /// distance from the mean for 0.4 µT noise per axis, heavy tails included; a turn of about
+        /// 8° of a 20 µT horizontal field — smaller turns are still read, at the rest rate).
+        public var fieldThresholdMicrotesla: Double
+        /// Seconds without motion before the phone counts as resting (default 2).
+        public var restAfterSeconds: Double
+        /// Time constant of the references' mean, seconds (default 1: the reference's own noise
+        /// falls well below one sample's).
+        public var referenceSeconds: Double
+
+        public init(accelerationThresholdMetresPerSecondSquared: Double = 0.35, fieldThresholdMicrotesla: Double = 3,
+                    restAfterSeconds: Double = 2, referenceSeconds: Double = 1) {
+            self.referenceSeconds = referenceSeconds
+            self.accelerationThresholdMetresPerSecondSquared = accelerationThresholdMetresPerSecondSquared
+            self.fieldThresholdMicrotesla = fieldThresholdMicrotesla
+            self.restAfterSeconds = restAfterSeconds
+        }
+    }
+
+    public let configuration: Configuration
+    /// True while the phone rests.
+    public private(set) var isResting = false
+    private var referenceAcceleration: Vector3?
+    private var referenceField: Vector3?
+    private var accelerationTime = 0.0, fieldTime = 0.0
+    private var stillSince: Double?
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+    }
+
+    /// Feeds an accelerometer sample (m/s², device frame) taken at `time` seconds; returns whether
+    /// the phone rests after it.
+    @discardableResult
+    public mutating func addAcceleration(_ a: Vector3, time: Double) -> Bool {
+        guard a.isFinite, time.isFinite else { return isResting }
+        let moved = referenceAcceleration.map { ($0 - a).length > configuration.accelerationThresholdMetresPerSecondSquared } ?? true
+        referenceAcceleration = moved ? a : Self.mean(referenceAcceleration, a, dt: time - accelerationTime,
+                                                         tau: configuration.referenceSeconds)
+        accelerationTime = time
+        return update(moved: moved, time: time)
+    }
+
+    /// Feeds a magnetometer sample (microtesla, device frame) taken at `time` seconds; returns
+    /// whether the phone rests after it.
+    @discardableResult
+    public mutating func addField(_ m: Vector3, time: Double) -> Bool {
+        guard m.isFinite, time.isFinite else { return isResting }
+        let moved = referenceField.map { ($0 - m).length > configuration.fieldThresholdMicrotesla } ?? true
+        referenceField = moved ? m : Self.mean(referenceField, m, dt: time - fieldTime, tau: configuration.referenceSeconds)
+        fieldTime = time
+        return update(moved: moved, time: time)
+    }
+
+    /// One step of the exponential mean with time constant `tau` (seconds) after `dt` seconds.
+    private static func mean(_ reference: Vector3?, _ sample: Vector3, dt: Double, tau: Double) -> Vector3 {
+        guard let reference else { return sample }
+        let weight = dt > 0 && tau > 0 ? 1 - exp(-dt / tau) : 1
+        return reference + (sample - reference) * min(1, max(0, weight))
+    }
+
+    private mutating func update(moved: Bool, time: Double) -> Bool {
+        if moved || stillSince.map({ time < $0 }) ?? true {
+            // Motion, the first sample, or time running backwards: start a new still stretch.
+            stillSince = time
+            isResting = false
+        } else if let since = stillSince, time - since >= configuration.restAfterSeconds {
+            isResting = true
+        }
+        return isResting
+    }
+
+    /// Forgets everything (the sensors restarted).
+    public mutating func reset() { self = RestDetector(configuration: configuration) }
+}

@@ -1,0 +1,99 @@
+// SPDX-License-Identifier: Apache-2.0
+import Testing
+@testable import QiblaCore
+
+/// Issue 25: the rest detector on simulated sensors with a clock (20 Hz), noise drawn from
+/// distributions other than the thresholds assume (Laplace, per-unit scales).
+@Suite struct RestDetectorTests {
+    struct Still {
+        var rng: SeededGenerator
+        var acceleration = Vector3(0.3, -0.2, 9.79)
+        var field = Vector3(12, 17, -42)
+        var accelerometerNoise = 0.05, magnetometerNoise = 0.4
+
+        mutating func readings(accelerationOffset: Vector3 = .zero, fieldOffset: Vector3 = .zero) -> (Vector3, Vector3) {
+            func noise(_ s: Double, _ rng: inout SeededGenerator) -> Vector3 {
+                Vector3(rng.laplace(sigma: s), rng.laplace(sigma: s), rng.laplace(sigma: s))
+            }
+            return (acceleration + accelerationOffset + noise(accelerometerNoise, &rng),
+                    field + fieldOffset + noise(magnetometerNoise, &rng))
+        }
+    }
+
+    /// Runs `seconds` at 20 Hz from `start`; returns the time rest began (if it did) and whether
+    /// it ever ended.
+    static func run(_ detector: inout RestDetector, _ still: inout Still, from start: Double, seconds: Double,
+                    offsets: (Double) -> (Vector3, Vector3) = { _ in (.zero, .zero) }) -> (restAt: Double?, endedAt: Double?) {
+        var restAt: Double?, endedAt: Double?
+        for i in 0..<Int(seconds * 20) {
+            let t = start + Double(i) * 0.05
+            let (da, dm) = offsets(t)
+            let (a, m) = still.readings(accelerationOffset: da, fieldOffset: dm)
+            let wasResting = detector.isResting
+            detector.addAcceleration(a, time: t)
+            detector.addField(m, time: t + 0.001)
+            if detector.isResting, restAt == nil { restAt = t }
+            if wasResting, !detector.isResting, endedAt == nil { endedAt = t }
+        }
+        return (restAt, endedAt)
+    }
+
+    /// A phone on a table rests after 2 s (5 s at most, when noise spikes restarts the count) and
+    /// spends nearly all its time resting; a false wake (a noise spike taken for motion) costs only
+    /// 2 s at the full rate.
+    @Test func aPhoneOnATableRestsAfterTwoSecondsAndStaysResting() {
+        var resting = 0, total = 0, wakes = 0
+        for seed in UInt64(1)...20 {
+            var detector = RestDetector()
+            var still = Still(rng: SeededGenerator(seed: seed))
+            let first = Self.run(&detector, &still, from: 0, seconds: 6)
+            #expect(first.restAt.map { $0 >= 2 && $0 <= 5 } == true, "seed \(seed): rest at \(String(describing: first.restAt))")
+            for i in 0..<(120 * 20) {
+                let t = 6 + Double(i) * 0.05
+                let (a, m) = still.readings()
+                let was = detector.isResting
+                detector.addAcceleration(a, time: t)
+                detector.addField(m, time: t + 0.001)
+                total += 1
+                if detector.isResting { resting += 1 }
+                if was, !detector.isResting { wakes += 1 }
+            }
+        }
+        let share = Double(resting) / Double(total)
+        print("rest detector: 20 still phones (Laplace noise 0.05 m/s², 0.4 µT), 2 min each: resting \(share * 100) % of the time, \(wakes) false wakes")
+        #expect(share >= 0.97)
+        #expect(Double(wakes) / 40 <= 1.5, "false wakes a minute")
+    }
+
+    @Test func motionEndsTheRestAtTheFirstSample() {
+        var still = Still(rng: SeededGenerator(seed: 7))
+        // A 3° tilt (the accelerometer moves by g·sin 3° ≈ 0.51 m/s²).
+        var tilt = RestDetector()
+        _ = Self.run(&tilt, &still, from: 0, seconds: 5)
+        #expect(tilt.isResting)
+        let tilted = Self.run(&tilt, &still, from: 5, seconds: 1) { _ in (Vector3(0, 0.51, -0.01), .zero) }
+        #expect(tilted.endedAt == 5, "\(String(describing: tilted.endedAt))")
+        // Turned flat on the table by 10°: only the field moves (a 20.8 µT horizontal field by 3.6 µT).
+        var turn = RestDetector()
+        _ = Self.run(&turn, &still, from: 0, seconds: 5)
+        let turned = Self.run(&turn, &still, from: 5, seconds: 1) { _ in (.zero, Vector3(3.4, -1.2, 0)) }
+        #expect(turned.endedAt == 5, "\(String(describing: turned.endedAt))")
+        // … and rests again two seconds after the motion stops.
+        let again = Self.run(&turn, &still, from: 6, seconds: 3) { _ in (.zero, Vector3(3.4, -1.2, 0)) }
+        #expect(again.restAt.map { $0 <= 6 + 2.1 } == true, "\(String(describing: again.restAt))")
+    }
+
+    @Test func badInputAndTimeGoingBackwards() {
+        var detector = RestDetector()
+        var still = Still(rng: SeededGenerator(seed: 3))
+        _ = Self.run(&detector, &still, from: 100, seconds: 4)
+        #expect(detector.isResting)
+        detector.addField(Vector3(.nan, 0, 0), time: 104)
+        detector.addAcceleration(Vector3(0, .infinity, 0), time: 104)
+        #expect(detector.isResting, "non-finite samples are ignored")
+        detector.addAcceleration(still.acceleration, time: 50)
+        #expect(!detector.isResting, "time running backwards starts over")
+        detector.reset()
+        #expect(!detector.isResting)
+    }
+}
