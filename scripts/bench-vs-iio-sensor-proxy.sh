@@ -29,8 +29,10 @@
 # 700 ms (drv-iio-poll-accel.c; checked once with -v in the debug log: "Accel read from IIO"),
 # one accelerometer reading each; qiblad's sample = one magnetometer + one accelerometer reading at
 # its sample-rate, counted from its sampling thread's voluntary switches (one sleep per period).
-# Two qiblad settings: the default 20 Hz, and sample-rate = 1.4286 Hz (700 ms, equal to
-# iio-sensor-proxy's poll).
+# Four qiblad settings: 20 Hz and sample-rate = 1.4286 Hz (700 ms, equal to iio-sensor-proxy's
+# poll) while the feeder turns the magnetometer (rest-sample-rate = off, as before issue 25); then,
+# the feeder stopped (a phone lying on a table), 20 Hz with the default rest-sample-rate (4 Hz) and
+# 20 Hz without it. The last two give the day's model (issue 25).
 #
 # Needs: iio-sensor-proxy, umockdev (umockdev-run), python3-gi with gir1.2-glib (Gio), dbus-daemon.
 set -euo pipefail
@@ -139,7 +141,8 @@ sys.stdin.read()
 EOF
 
 "$python" "$work/feeder.py" >"$work/feeder.log" 2>&1 &
-pids+=($!)
+feeder_pid=$!
+pids+=("$feeder_pid")
 
 # ---- /proc readers ----------------------------------------------------------------------------
 oncpu_ns() { cat /proc/"$1"/task/*/schedstat 2>/dev/null | awk '{ s += $1 } END { printf "%.0f", s }'; }
@@ -177,9 +180,9 @@ results=()   # one line per round: setting isp_ns isp_samples q_ns q_samples isp
 # The C floor's six files: the testbed's attributes, read through the preload as qiblad reads them.
 floor_files=/sys/bus/iio/devices/iio:device1/in_magn_x_raw,/sys/bus/iio/devices/iio:device1/in_magn_y_raw,/sys/bus/iio/devices/iio:device1/in_magn_z_raw
 floor_files+=,/sys/bus/iio/devices/iio:device0/in_accel_x_raw,/sys/bus/iio/devices/iio:device0/in_accel_y_raw,/sys/bus/iio/devices/iio:device0/in_accel_z_raw
-run_setting() {  # name sample-rate
-    local name=$1 rate=$2 round
-    printf 'sample-rate = %s\n' "$rate" >"$work/qiblad-$name.conf"
+run_setting() {  # name sample-rate rest-sample-rate
+    local name=$1 rate=$2 rest=$3 round
+    printf 'sample-rate = %s\nrest-sample-rate = %s\n' "$rate" "$rest" >"$work/qiblad-$name.conf"
     "$bin/qiblad" --session --no-gpsd --config "$work/qiblad-$name.conf" --state-dir "$work/state-$name" \
         --location=51.5074,-0.1278 >"$work/qiblad-$name.log" 2>&1 &
     qiblad_pid=$!
@@ -238,9 +241,14 @@ $(threads "$qiblad_pid") $(threads "$proxy_pid") $s $floor_us")
 }
 
 echo "== both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz" >&2
-run_setting 20hz 20
+run_setting 20hz 20 off
 echo "== both claimed ${seconds} s × $rounds rounds: qiblad at 1/0.7 s" >&2
-run_setting 700ms 1.4286
+run_setting 700ms 1.4286 off
+stop_pid "$feeder_pid"; forget_pid "$feeder_pid"
+echo "== the phone still, both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz, rest-sample-rate 4" >&2
+run_setting still 20 4
+echo "== the phone still, both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz, rest-sample-rate off" >&2
+run_setting stillfull 20 off
 
 # ---- report ----------------------------------------------------------------------------------
 # Medians over the rounds of each setting.
@@ -257,6 +265,11 @@ summary() {  # setting → "isp_ns_per q_ns_per ratio isp_rss q_rss isp_pss q_ps
 }
 read -r a_p a_q a_r a_prss a_qrss a_ppss a_qpss a_pd a_qd a_psw a_qsw a_qrate a_pt a_qt a_pcpu a_qcpu a_n a_f a_fr <<<"$(summary 20hz)"
 read -r b_p b_q b_r b_prss b_qrss b_ppss b_qpss b_pd b_qd b_psw b_qsw b_qrate b_pt b_qt b_pcpu b_qcpu b_n b_f b_fr <<<"$(summary 700ms)"
+read -r c_p c_q c_r c_prss c_qrss c_ppss c_qpss c_pd c_qd c_psw c_qsw c_qrate c_pt c_qt c_pcpu c_qcpu c_n c_f c_fr <<<"$(summary still)"
+read -r d_p d_q d_r d_prss d_qrss d_ppss d_qpss d_pd d_qd d_psw d_qsw d_qrate d_pt d_qt d_pcpu d_qcpu d_n d_f d_fr <<<"$(summary stillfull)"
+# The day's model: 5 minutes an hour in the hand (the turning 20 Hz run), 55 on a table, claimed
+# throughout; CPU-seconds per hour.
+day() { awk -v moving="$1" -v still="$2" 'BEGIN { printf "%.2f", (moving * 300 + still * 3300) / 100 }'; }
 ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
 us() { awk -v n="$1" 'BEGIN { printf "%.1f µs", n / 1000 }'; }
 
@@ -293,6 +306,23 @@ section=$(cat <<EOF
 | ratio VmRSS qiblad / iio-sensor-proxy | $(ratio "$a_qrss" "$a_prss") | $(ratio "$b_qrss" "$b_prss") | 1 |
 | Pss / Private_Dirty (smaps_rollup) | $a_qpss / $a_qd kB | $b_qpss / $b_qd kB | $a_ppss / $a_pd kB |
 | threads while claimed | $a_qt | $b_qt | $a_pt |
+
+### The phone lying still (issue 25: motion-aware sampling)
+
+The feeder stopped: neither sensor changes. qiblad at 20 Hz with \`rest-sample-rate = 4\` (the default: after 2 s without motion
+it reads at 4 Hz, and the first sample that moves brings 20 Hz back) and with \`rest-sample-rate = off\`, each beside
+iio-sensor-proxy in the same run.
+
+| measure | qiblad, rest 4 Hz | qiblad, rest off | iio-sensor-proxy (700 ms) |
+|---|---:|---:|---:|
+| CPU while claimed and still | **$(awk -v c="$c_qcpu" 'BEGIN { printf "%.3f", c }') %** of one core | $(awk -v c="$d_qcpu" 'BEGIN { printf "%.3f", c }') % | $(awk -v c="$c_pcpu" 'BEGIN { printf "%.3f", c }') % / $(awk -v c="$d_pcpu" 'BEGIN { printf "%.3f", c }') % |
+| samples per second (measured) | $c_qrate | $d_qrate | 1.43 |
+| context switches per second | $c_qsw | $d_qsw | $c_psw / $d_psw |
+| VmRSS | $c_qrss kB | $d_qrss kB | $c_prss kB |
+
+A day's model, claimed throughout, 5 minutes an hour in the hand (the turning 20 Hz run above) and 55 on a table: qiblad with
+motion-aware sampling **$(day "$a_qcpu" "$c_qcpu") CPU-seconds an hour**, without it $(day "$a_qcpu" "$d_qcpu"),
+iio-sensor-proxy $(day "$a_pcpu" "$c_pcpu").
 
 - Raw rounds (setting, iio-sensor-proxy on-CPU ns, its samples, qiblad on-CPU ns, its samples, switches isp / qiblad, VmRSS isp / qiblad,
   Pss isp / qiblad, Private_Dirty isp / qiblad, threads qiblad / isp, seconds, C floor µs per sample):
