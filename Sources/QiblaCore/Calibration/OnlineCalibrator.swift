@@ -90,6 +90,8 @@ public struct MagnetometerCalibrator: Sendable {
         public var fitIntervalSeconds: Double
         /// Seconds of sample time between refinement attempts once calibrated (default 5).
         public var refineIntervalSeconds: Double
+        /// An attempt while collecting waits for this many new distinct samples (default 5).
+        public var minimumNewSamplesPerAttempt: Int
         /// A refinement replaces the fit only when its worst heading sigma is at most this fraction
         /// of the current one's (default 0.8).
         public var refinementImprovement: Double
@@ -128,7 +130,7 @@ public struct MagnetometerCalibrator: Sendable {
                     priors: CalibrationPriors = .init(),
                     acceptance: CalibrationAcceptance = .init(),
                     interference: MagneticInterferenceDetector.Configuration = .init(),
-                    fitIntervalSeconds: Double = 1, refineIntervalSeconds: Double = 5,
+                    fitIntervalSeconds: Double = 1, refineIntervalSeconds: Double = 5, minimumNewSamplesPerAttempt: Int = 5,
                     refinementImprovement: Double = 0.8, provisionalMaximumResidualFraction: Double = 0.08,
                     provisionalMaximumFlatHeadingSigmaDegrees: Double = 10,
                     motionThresholdMicrotesla: Double = 3, maximumMotionStepSeconds: Double = 0.5,
@@ -142,6 +144,7 @@ public struct MagnetometerCalibrator: Sendable {
             self.interference = interference
             self.fitIntervalSeconds = fitIntervalSeconds
             self.refineIntervalSeconds = refineIntervalSeconds
+            self.minimumNewSamplesPerAttempt = minimumNewSamplesPerAttempt
             self.refinementImprovement = refinementImprovement
             self.provisionalMaximumResidualFraction = provisionalMaximumResidualFraction
             self.provisionalMaximumFlatHeadingSigmaDegrees = provisionalMaximumFlatHeadingSigmaDegrees
@@ -395,11 +398,15 @@ public struct MagnetometerCalibrator: Sendable {
                 motionAnchor = raw
                 motionAnchorTime = time
             }
+            let distinct = samples.distinctCount
             samples.add(raw, down: down, time: time)
-            samplesSinceAttempt += 1
+            if samples.distinctCount != distinct { samplesSinceAttempt += 1 }
             updateProgress()
             if let last = lastAttemptTime, time - last < configuration.fitIntervalSeconds { return }
             if lastAttemptTime == nil { lastAttemptTime = time; return }
+            // An estimate changes only with new distinct samples: a phone lying still, or turned
+            // round and round along the same path, costs no attempts (each is about a millisecond).
+            guard samplesSinceAttempt >= configuration.minimumNewSamplesPerAttempt else { return }
             lastAttemptTime = time
             attemptFit()
         }
