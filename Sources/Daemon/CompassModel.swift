@@ -216,7 +216,7 @@ public struct CompassModel: Sendable {
         state.magneticInterference = calibrator.magneticInterference
         state.calibrationState = calibrator.state
         state.calibrationHint = state.hasCompass || calibrator.state == .collecting ? calibrator.hint : .none
-        state.calibrationStage = calibrator.estimate?.stage ?? .none
+        state.calibrationStage = calibrator.stage
         state.calibrationResidualMicrotesla = calibrator.fit?.residualRMSMicrotesla ?? .nan
         state.hardIronOffsetMagnitudeMicrotesla = calibrator.fit?.hardIronOffsetMicrotesla.length ?? .nan
     }

@@ -117,7 +117,12 @@ public struct LocationModel: Sendable, Equatable {
         case .lastKnownSaved(let written):
             if written == lastKnown { lastKnownIsUnsaved = false }
         }
-        return before?.location != current?.location || before?.source != current?.source
+        let summaryBefore = sourcesSummary
+        switch input {
+        case .liveFix, .sourceLost, .sourceState, .liveFixLost: summariseSources()
+        case .restored, .manualSet, .lastKnownSaved: break
+        }
+        return before?.location != current?.location || before?.source != current?.source || sourcesSummary != summaryBefore
     }
 
     /// The published source lost its fix: the best other current fix takes over at once, else the
@@ -159,10 +164,14 @@ public struct LocationModel: Sendable, Equatable {
     }
 
     /// `LocationSources`: `source=state` pairs for the sources started, space-separated, e.g.
-    /// `geoclue=waiting gpsd=live`; empty while none runs.
-    public var sourcesSummary: String {
-        LiveSource.allCases.compactMap { source in sourceStates[source].map { "\(source.rawValue)=\($0.rawValue)" } }
+    /// `geoclue=waiting gpsd=live`; empty while none runs. Kept up to date by `apply` (so that the
+    /// properties, computed at every sample, allocate nothing for it).
+    public private(set) var sourcesSummary = ""
+
+    private mutating func summariseSources() {
+        let summary = LiveSource.allCases.compactMap { source in sourceStates[source].map { "\(source.rawValue)=\($0.rawValue)" } }
             .joined(separator: " ")
+        if summary != sourcesSummary { sourcesSummary = summary }
     }
 
     /// The published location and where it comes from.

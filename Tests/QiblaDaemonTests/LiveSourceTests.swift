@@ -25,12 +25,14 @@ import Testing
         var m = LocationModel()
         m.apply(.liveFix(fix(51.5, 0), from: .geoclue))
         // gpsd, 1 m away and as accurate: GeoClue2 keeps the published fix (no flapping) …
-        let ignored = m.apply(.liveFix(fix(51.500009, 0, at: 101), from: .gpsd))
-        #expect(!ignored && m.current?.source == .geoclue)
+        m.apply(.liveFix(fix(51.500009, 0, at: 101), from: .gpsd))  // changes LocationSources (gpsd=live) only
+        #expect(m.current?.source == .geoclue && m.current?.location == fix(51.5, 0))
+        let ignored = m.apply(.liveFix(fix(51.500009, 0, at: 101.5), from: .gpsd))
+        #expect(!ignored, "nothing published changed")
         // … until GeoClue2 loses its fix: gpsd's takes over at once, source and all.
         let changed = m.apply(.sourceLost(.geoclue))
         #expect(changed)
-        #expect(m.current?.source == .gpsd && m.current?.location == fix(51.500009, 0, at: 101))
+        #expect(m.current?.source == .gpsd && m.current?.location == fix(51.500009, 0, at: 101.5))
         let same = m.apply(.liveFix(fix(51.500018, 0, at: 102), from: .gpsd))
         #expect(!same, "jitter from the same source is still not republished")
     }

@@ -171,7 +171,17 @@ public struct MagnetometerCalibrator: Sendable {
     /// The estimate behind the correction in use, with its covariance: the provisional one while
     /// collecting (once usable), the accepted or refined one while calibrated; `nil` without one
     /// and for a restored fit (persisted without its covariance).
-    public private(set) var estimate: CalibrationEstimate?
+    public private(set) var estimate: CalibrationEstimate? {
+        didSet {
+            estimateFit = estimate?.fit
+            stage = estimate?.stage ?? .none
+        }
+    }
+    /// `estimate?.stage` (`none` without one), kept with it.
+    public private(set) var stage = CalibrationStage.none
+    /// `estimate?.fit`, kept with it (the fit's normalisation takes an eigen-decomposition: not per
+    /// sample).
+    private var estimateFit: CalibrationFit?
     /// Incremented whenever `calibration` changes (accept, refine, restore, discard, reset, and each
     /// new provisional estimate).
     public private(set) var calibrationGeneration = 0
@@ -233,13 +243,13 @@ public struct MagnetometerCalibrator: Sendable {
     private var uncorrectedFieldTrusted: Bool { fieldConfirmed && !needsCalibrationLatched }
 
     /// True while collecting with a usable provisional estimate in use.
-    public var isProvisional: Bool { state == .collecting && estimate != nil }
+    public var isProvisional: Bool { state == .collecting && estimateFit != nil }
 
     /// The correction to apply to raw samples: the fit in use, else the provisional estimate, else
     /// the identity.
     public var calibration: MagnetometerCalibration {
         if let fit { return fit.calibration }
-        return estimate?.fit.calibration ?? .identity
+        return estimateFit?.calibration ?? .identity
     }
 
     /// `CalibrationNeeded`: no fit and the live field is known not to match the expected field.
@@ -264,7 +274,7 @@ public struct MagnetometerCalibrator: Sendable {
         case .calibrated: return .calibrated(residualMicrotesla: fit?.residualRMSMicrotesla ?? 0)
         case .unvalidated: return .unvalidated(residualMicrotesla: fit?.residualRMSMicrotesla ?? 0)
         case .collecting:
-            if let estimate { return .provisional(residualMicrotesla: estimate.fit.residualRMSMicrotesla) }
+            if let estimateFit { return .provisional(residualMicrotesla: estimateFit.residualRMSMicrotesla) }
             if needsCalibrationLatched || detector.isDisturbed { return .uncalibrated }
             return fieldConfirmed || detector.cleanSeconds >= configuration.matchingEvidenceSeconds
                 ? .uncalibratedMatching : .uncalibrated
@@ -275,8 +285,7 @@ public struct MagnetometerCalibrator: Sendable {
     /// for this raw sample at the attitude given by the accelerometer's reading; `nil` for a
     /// restored fit (its covariance is not persisted) and without a correction.
     public func headingSigmaDegrees(rawMicrotesla raw: Vector3, accelerationMetresPerSecondSquared a: Vector3) -> Double? {
-        guard let estimate else { return nil }
-        return estimate.headingSigmaDegrees(raw: raw, down: -a)
+        estimate?.headingSigmaDegrees(raw: raw, down: -a)
     }
 
     /// Samples stored for the next estimate.
