@@ -445,10 +445,7 @@ public struct CalibrationEstimator: Sendable {
                 // Residual in raw units: divided by the gain |S u| the raw noise sees (held constant in
                 // the Jacobian, as in iteratively reweighted least squares).
                 let scale = 1 / su.length
-                row[0] = -su.x * scale; row[1] = -su.y * scale; row[2] = -su.z * scale
-                row[3] = u.x * w.x * scale; row[4] = u.y * w.y * scale; row[5] = u.z * w.z * scale
-                row[6] = (u.x * w.y + u.y * w.x) * scale; row[7] = (u.x * w.z + u.z * w.x) * scale
-                row[8] = (u.y * w.z + u.z * w.y) * scale
+                projectionRow(u, su, w, scale, into: row)
                 row[9] = -scale; row[10] = 0; row[11] = 0; row[12] = 0; row[13] = 0
                 let r = (length - p.field) * scale
                 accumulate(r, weight(r, sigma: fieldSigma))
@@ -457,10 +454,7 @@ public struct CalibrationEstimator: Sendable {
                 let d = p.down(down[k])
                 let sd = s * d
                 let scale = 1 / sd.length
-                row[0] = -sd.x * scale; row[1] = -sd.y * scale; row[2] = -sd.z * scale
-                row[3] = d.x * w.x * scale; row[4] = d.y * w.y * scale; row[5] = d.z * w.z * scale
-                row[6] = (d.x * w.y + d.y * w.x) * scale; row[7] = (d.x * w.z + d.z * w.x) * scale
-                row[8] = (d.y * w.z + d.z * w.y) * scale
+                projectionRow(d, sd, w, scale, into: row)
                 row[9] = -sinI * scale; row[10] = -p.field * cosI * scale
                 // d = normalise(d_measured + β/g): ∂(m·d)/∂β = (m − (m·d) d)/g.
                 let across = (m - d * m.dot(d)) * (scale / TiltCompensation.standardGravity)
@@ -507,6 +501,16 @@ public struct CalibrationEstimator: Sendable {
             rhs[11 + i] += kb * value
         }
         for i in 0..<n { for j in 0..<i { a[i * n + j] = a[j * n + i] } }
+    }
+
+    /// The first nine Jacobian entries of a projection (S·w)·v (w = raw − b, v a fixed unit vector,
+    /// `sv` = S·v), times `scale`: ∂/∂b = −S v, ∂/∂E for E's six entries (symmetric).
+    @inline(__always) private static func projectionRow(_ v: Vector3, _ sv: Vector3, _ w: Vector3, _ scale: Double,
+                                                        into row: UnsafeMutablePointer<Double>) {
+        row[0] = -sv.x * scale; row[1] = -sv.y * scale; row[2] = -sv.z * scale
+        row[3] = v.x * w.x * scale; row[4] = v.y * w.y * scale; row[5] = v.z * w.z * scale
+        row[6] = (v.x * w.y + v.y * w.x) * scale; row[7] = (v.x * w.z + v.z * w.x) * scale
+        row[8] = (v.y * w.z + v.z * w.y) * scale
     }
 
     /// RMS of the two residuals at `p`, in raw units.

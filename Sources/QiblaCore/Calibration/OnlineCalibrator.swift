@@ -291,9 +291,6 @@ public struct MagnetometerCalibrator: Sendable {
     /// Samples stored for the next estimate.
     public var storedSampleCount: Int { samples.sampleCount }
 
-    /// Fraction of the sample set's direction cells holding a sample (diagnostics).
-    public var coverage: Double { samples.coverage }
-
     /// Memory bound: the calibrator's inline size plus the heap storage it allocated in `init`,
     /// bytes. Nothing is allocated after `init`.
     public var memoryBytes: Int {
