@@ -33,6 +33,10 @@ let package = Package(
         .executable(name: "qibla-sim", targets: ["qibla-sim"]),
         .executable(name: "qibla-bench", targets: ["qibla-bench"]),
         .library(name: "QiblaCore", targets: ["QiblaCore"]),
+        // For clients in this repository (clients/qibla-compass): the typed interface table, and
+        // the test harness (private dbus-daemon, child processes) their integration tests share.
+        .library(name: "QiblaInterface", targets: ["QiblaInterface"]),
+        .library(name: "QiblaTestSupport", targets: ["TestSupport"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),

@@ -1,0 +1,57 @@
+// swift-tools-version:6.0
+// SPDX-License-Identifier: Apache-2.0
+// Qibla Compass — the GTK 4 / libadwaita app on qiblad (issue 24). A package of its own, so the
+// daemon's build, dependencies and CI time stay as they are; it uses the daemon's typed interface
+// table (QiblaInterface) and QiblaCore's formatting through the root package.
+//
+//   CompassModel     what the screen shows, from qiblad's properties: pure, no GTK, unit-tested
+//   CGtk, CAdwaita   the C libraries (pkg-config gtk4, libadwaita-1)
+//   qibla-compass    the app: GTK widgets, cairo drawing and GDBus, wiring only
+import PackageDescription
+
+let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
+
+let package = Package(
+    name: "qibla-compass",
+    products: [
+        .executable(name: "qibla-compass", targets: ["qibla-compass"]),
+    ],
+    dependencies: [
+        .package(name: "qiblad", path: "../.."),
+    ],
+    targets: [
+        .systemLibrary(name: "CIntl"),
+        .target(
+            name: "CompassModel",
+            dependencies: [
+                "CIntl",
+                .product(name: "QiblaCore", package: "qiblad"),
+                .product(name: "QiblaInterface", package: "qiblad"),
+            ],
+            swiftSettings: strict),
+        .systemLibrary(name: "CGtk", pkgConfig: "gtk4", providers: [.apt(["libgtk-4-dev"])]),
+        .systemLibrary(name: "CAdwaita", pkgConfig: "libadwaita-1", providers: [.apt(["libadwaita-1-dev"])]),
+        .executableTarget(
+            name: "qibla-compass",
+            dependencies: [
+                "CompassModel", "CGtk", "CAdwaita",
+                .product(name: "QiblaCore", package: "qiblad"),
+                .product(name: "QiblaInterface", package: "qiblad"),
+            ],
+            swiftSettings: strict),
+        .testTarget(
+            name: "CompassModelTests",
+            dependencies: ["CompassModel", .product(name: "QiblaInterface", package: "qiblad")],
+            swiftSettings: strict),
+        // The app against a real qiblad on a private bus, on a headless X server (Xvfb); reads the
+        // screenshots' pixels through GdkTexture.
+        .testTarget(
+            name: "CompassAppTests",
+            dependencies: [
+                "CGtk", "qibla-compass",
+                .product(name: "QiblaCore", package: "qiblad"),
+                .product(name: "QiblaTestSupport", package: "qiblad"),
+            ],
+            swiftSettings: strict),
+    ]
+)

@@ -1,0 +1,3 @@
+// SPDX-License-Identifier: Apache-2.0
+// libadwaita 1.2 (Debian 12).
+#include <adwaita.h>

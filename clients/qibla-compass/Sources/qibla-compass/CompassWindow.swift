@@ -1,0 +1,534 @@
+// SPDX-License-Identifier: Apache-2.0
+import CGtk
+import CompassModel
+import QiblaInterface
+
+/// The window and everything it shows. Data flows one way: qiblad's properties (and the window's
+/// visibility) in → ``CompassScreen`` → widgets. The claim follows ``ClaimPolicy``.
+final class CompassWindow {
+    struct Options {
+        var screenshotPath: String?
+        var width: Int32 = 420
+        var height: Int32 = 760
+        var systemBus = false
+        var verbose = false
+    }
+
+    static let applicationID = "io.github.qiblad.Compass"
+
+    private let options: Options
+    private let app: ObjectPointer
+    private let bus: BusProxy?
+    private let busProblem: String?
+
+    private var properties = DaemonProperties()
+    private var screen: CompassScreen
+    private var claimPolicy = ClaimPolicy()
+    private var claimedAtMicroseconds: UInt64 = 0
+    private var dialAnimation = DialAnimation(at: 0)
+    private var dialHasHeading = false
+    private var wasFacing = false
+    private var lastFeedbackMicroseconds: UInt64 = 0
+    private var manualRequested = false
+    private var wide = false
+    private var dark = false
+    private let startedMicroseconds = MainLoop.nowMicroseconds
+
+    // Sun information for the current place.
+    private var sunPlace: (Double, Double)?
+    private var sunIsUp = false
+    private var sunInstructions: [String] = []
+    private var kaabaPassage = ""
+    private var sunTimer: UInt32 = 0
+
+    // Widgets.
+    private var window: Widget!
+    private var windowTitle: Widget!
+    private var stack: Widget!
+    private var showToast: (String) -> Void = { _ in }
+    private var dial: DrawingArea!
+    private var mainBox: Widget!
+    private var instructionLabel: Widget!
+    private var headingLabel: Widget!
+    private var calibrationBox: Widget!
+    private var calibrationBar: Widget!
+    private var calibrationHint: Widget!
+    private var interferenceLabel: Widget!
+    private var bearingRow: (row: Widget, value: Widget, subtitleSetter: (String) -> Void)!
+    private var distanceRow: (row: Widget, value: Widget, subtitleSetter: (String) -> Void)!
+    private var placeRow: (row: Widget, value: Widget, subtitleSetter: (String) -> Void)!
+    private var accuracyRow: (row: Widget, value: Widget, subtitleSetter: (String) -> Void)!
+    private var sunCheckButton: Widget!
+    private var noCompassBearing: Widget!
+    private var noCompassDetails: Widget!
+    private var noCompassSun: Widget!
+    private var noDaemonPage: Widget!
+    private var manualPage: Widget!
+    private var manualEntry: Widget!
+    private var manualError: Widget!
+    private var manualCancel: Widget!
+    private var locationButton: Widget!
+
+    // The screenshot hook.
+    private var firstCompletePageMicroseconds: UInt64?
+    private var completePage: CompassPage?
+    private var screenshotTaken = false
+
+    init(app: ObjectPointer, options: Options) {
+        self.app = app
+        self.options = options
+        do {
+            bus = try BusProxy(system: options.systemBus, name: QiblaBus.name, path: QiblaBus.objectPath,
+                               interface: QiblaBus.interface)
+            busProblem = nil
+        } catch {
+            bus = nil
+            busProblem = error.message
+        }
+        screen = CompassScreen(properties: DaemonProperties(), daemonPresent: false, nowUnixSeconds: 0)
+        build()
+        connectBus()
+        update()
+        if options.screenshotPath != nil {
+            // Whatever happens, the screenshot is taken within 25 s.
+            MainLoop.everyMilliseconds(25_000) { [unowned self] in captureAndQuit(complete: false); return false }
+        }
+    }
+
+    func present() { Adwaita.present(window) }
+
+    // MARK: Building
+
+    private func build() {
+        let locationButton = Widget.iconButton("mark-location-symbolic", tooltip: tr("Set the location by hand"))
+        self.locationButton = locationButton
+        let header = Adwaita.headerBar(title: tr("Qibla Compass"), end: [locationButton])
+        windowTitle = header.title
+        locationButton.onClicked { [unowned self] in manualRequested = true; update(); manualEntry.grabFocus() }
+
+        stack = Widget.stack()
+        stack.expand(horizontal: true, vertical: true)
+        stack.addPage(buildCompassPage(), name: CompassPage.compass.rawValue)
+        stack.addPage(buildNoCompassPage(), name: CompassPage.noCompass.rawValue)
+        stack.addPage(buildManualPage(), name: CompassPage.noPosition.rawValue)
+        noDaemonPage = Adwaita.statusPage(
+            icon: "dialog-information-symbolic", title: tr("qiblad is not running"),
+            description: tr("The compass needs the qiblad service. Start it with\n\nsystemctl --user start qiblad\n\nor try the demonstration: qibla-sim demo"))
+        stack.addPage(noDaemonPage, name: CompassPage.noDaemon.rawValue)
+        let connecting = Adwaita.statusPage(icon: "content-loading-symbolic", title: tr("Connecting to qiblad…"), description: "")
+        stack.addPage(connecting, name: CompassPage.connecting.rawValue)
+
+        let toasts = Adwaita.toastOverlay(stack)
+        showToast = toasts.show
+        let content = Widget.box(vertical: true, spacing: 0)
+        content.append(header.bar)
+        content.append(toasts.overlay)
+
+        dark = Adwaita.prefersDark { [unowned self] isDark in dark = isDark; dial.widget.queueDraw() }
+        window = Adwaita.window(app: app, title: tr("Qibla Compass"), width: options.width, height: options.height, content: content)
+        window.onMap { [unowned self] mapped in
+            if mapped { Toplevel.observe(window, layout: { [unowned self] w, h in layout(width: w, height: h) },
+                                         minimised: { [unowned self] m in apply(claimPolicy.minimised(m)) }) }
+            apply(claimPolicy.windowMapped(mapped))
+            if mapped { refreshSun(force: false) }
+        }
+    }
+
+    private func buildCompassPage() -> Widget {
+        dial = DrawingArea { [unowned self] cr, width, height in
+            DialView.draw(cr, width: width, height: height, state: dialState)
+        }
+        dial.widget.sizeRequest(width: 240, height: 240)
+        dial.widget.expand(horizontal: true, vertical: false)
+        instructionLabel = Widget.label("", classes: ["title-1"])
+        headingLabel = Widget.label("", classes: ["dim-label", "numeric"])
+        let dialColumn = Widget.box(vertical: true, spacing: 6)
+        dialColumn.append(dial.widget)
+        dialColumn.append(instructionLabel)
+        dialColumn.append(headingLabel)
+        dialColumn.expand(horizontal: true, vertical: false)
+
+        calibrationBox = Widget.box(vertical: true, spacing: 6)
+        calibrationBox.addClasses(["card"])
+        let calibrationTitle = Widget.label(tr("Calibrating the compass"), classes: ["heading"])
+        calibrationBar = Widget.progressBar()
+        calibrationHint = Widget.label("", classes: [])
+        for w in [calibrationTitle, calibrationBar!, calibrationHint!] { w.margins(6); calibrationBox.append(w) }
+
+        interferenceLabel = Widget.label("", classes: ["card", "error"])
+        interferenceLabel.margins(0)
+
+        let list = Widget.listBox()
+        bearingRow = Adwaita.valueRow(title: tr("Qibla"))
+        bearingRow.subtitleSetter(tr("from true north"))
+        distanceRow = Adwaita.valueRow(title: tr("Distance to the Kaaba"))
+        placeRow = Adwaita.valueRow(title: tr("Place"))
+        accuracyRow = Adwaita.valueRow(title: tr("Compass accuracy"))
+        for row in [bearingRow!, distanceRow!, placeRow!, accuracyRow!] { list.listAppend(row.row) }
+
+        sunCheckButton = Widget.button(tr("Check the needle with the sun"), classes: ["pill"])
+        sunCheckButton.align(horizontal: GTK_ALIGN_CENTER, vertical: GTK_ALIGN_CENTER)
+        sunCheckButton.onClicked { [unowned self] in checkWithSun() }
+
+        let infoColumn = Widget.box(vertical: true, spacing: 12)
+        infoColumn.append(calibrationBox)
+        infoColumn.append(interferenceLabel)
+        infoColumn.append(list)
+        infoColumn.append(sunCheckButton)
+        infoColumn.expand(horizontal: true, vertical: false)
+        infoColumn.align(horizontal: GTK_ALIGN_FILL, vertical: GTK_ALIGN_CENTER)
+
+        mainBox = Widget.box(vertical: true, spacing: 18)
+        mainBox.margins(12)
+        mainBox.append(dialColumn)
+        mainBox.append(infoColumn)
+        return Widget.scrolled(Adwaita.clamp(mainBox, maximumWidth: 1100))
+    }
+
+    private func buildNoCompassPage() -> Widget {
+        let box = Widget.box(vertical: true, spacing: 12)
+        box.margins(18)
+        let title = Widget.label(tr("No compass on this device"), classes: ["title-2"])
+        noCompassBearing = Widget.label("", classes: ["title-1", "numeric"])
+        noCompassDetails = Widget.label("", classes: ["dim-label"])
+        noCompassSun = Widget.label("", classes: ["card"])
+        noCompassSun.margins(0)
+        let explain = Widget.label(tr("Without a compass, the sun shows the way: at these times face the sun, or follow your shadow."), classes: ["dim-label"])
+        for w in [title, noCompassBearing!, noCompassDetails!, explain, noCompassSun!] { box.append(w) }
+        box.align(horizontal: GTK_ALIGN_FILL, vertical: GTK_ALIGN_CENTER)
+        return Widget.scrolled(Adwaita.clamp(box, maximumWidth: 600))
+    }
+
+    private func buildManualPage() -> Widget {
+        let box = Widget.box(vertical: true, spacing: 12)
+        manualEntry = Widget.entry(placeholder: "-33.9 18.4")
+        manualEntry.setAccessibleLabel(tr("Latitude and longitude"))
+        manualError = Widget.label("", classes: ["error"])
+        let use = Widget.button(tr("Use this location"), classes: ["suggested-action", "pill"])
+        manualCancel = Widget.button(tr("Cancel"), classes: ["pill"])
+        use.align(horizontal: GTK_ALIGN_CENTER, vertical: GTK_ALIGN_CENTER)
+        manualCancel.align(horizontal: GTK_ALIGN_CENTER, vertical: GTK_ALIGN_CENTER)
+        for w in [manualEntry!, manualError!, use, manualCancel!] { box.append(w) }
+        use.onClicked { [unowned self] in submitManualLocation() }
+        manualEntry.onActivate { [unowned self] in submitManualLocation() }
+        manualEntry.onChanged { [unowned self] in manualError.setText("") }
+        manualCancel.onClicked { [unowned self] in manualRequested = false; update() }
+        manualPage = Adwaita.statusPage(
+            icon: "mark-location-symbolic", title: tr("Where are you?"),
+            description: tr("qiblad has no position: no GPS fix and no location service. Type your latitude and longitude in degrees, south and west negative, for example -33.9 18.4"),
+            child: Adwaita.clamp(box, maximumWidth: 360))
+        return manualPage
+    }
+
+    // MARK: The bus
+
+    private func connectBus() {
+        guard let bus else { return }
+        bus.onOwnerChange { [unowned self] in ownerChanged() }
+        bus.onPropertiesChange { [unowned self] in propertiesChanged() }
+        // Phosh and GNOME lock the screen through org.gnome.ScreenSaver: no claim while locked.
+        bus.onBooleanSignal(interface: "org.gnome.ScreenSaver", member: "ActiveChanged", path: "/org/gnome/ScreenSaver") { [unowned self] locked in
+            apply(claimPolicy.screenLocked(locked))
+        }
+        bus.getBoolean(destination: "org.gnome.ScreenSaver", path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
+                       property: "Active") { _ in }
+        ownerChanged()
+    }
+
+    private func ownerChanged() {
+        guard let bus else { return }
+        let owner = bus.nameOwner
+        if owner == nil { properties = DaemonProperties() } else { propertiesChanged(updating: false) }
+        log("qiblad \(owner.map { "is \($0)" } ?? "is not on the bus")")
+        apply(claimPolicy.daemonOwner(owner))
+        update()
+    }
+
+    private func propertiesChanged(updating: Bool = true) {
+        guard let bus else { return }
+        var fresh = DaemonProperties()
+        for (name, value) in bus.cachedProperties { fresh.set(name, value) }
+        properties = fresh
+        if updating { update() }
+    }
+
+    private func apply(_ action: ClaimPolicy.Action?) {
+        guard let action, let bus else { return }
+        switch action {
+        case .claim:
+            claimedAtMicroseconds = MainLoop.nowMicroseconds
+            log("claiming the compass")
+            bus.call(QiblaMethod.claimCompass.rawValue, autoStart: true) { [unowned self] result in
+                if case .failure(let error) = result { log("ClaimCompass failed: \(error.message)") }
+                update()
+            }
+            // HasCompass turns true a moment after the claim; look again once it should have.
+            MainLoop.everyMilliseconds(3_100) { [unowned self] in update(); return false }
+        case .release:
+            log("releasing the compass")
+            bus.call(QiblaMethod.releaseCompass.rawValue) { [unowned self] result in
+                if case .failure(let error) = result { log("ReleaseCompass failed: \(error.message)") }
+            }
+        }
+    }
+
+    // MARK: Updating
+
+    private var dialState: DialView.State {
+        DialView.State(northScreenDegrees: dialHasHeading ? dialAnimation.shownDegrees : nil,
+                       qiblaBearingDegrees: screen.qiblaBearingDegrees,
+                       wedgeHalfWidthDegrees: screen.wedgeHalfWidthDegrees,
+                       isFacing: screen.isFacing, dark: dark)
+    }
+
+    private func update() {
+        let now = MainLoop.nowMicroseconds
+        let starting = claimPolicy.claimedOn != nil && now - claimedAtMicroseconds < 3_000_000
+        let previous = screen
+        screen = CompassScreen(properties: properties, daemonPresent: bus?.nameOwner != nil,
+                               compassStarting: starting, nowUnixSeconds: Double(now) / 1e6)
+        var page = screen.page
+        if page == .compass || page == .noCompass, manualRequested { page = .noPosition }
+        stack.showPage(page.rawValue)
+        manualCancel.isVisible = manualRequested
+        locationButton.isVisible = page != .noDaemon && page != .connecting
+        if let busProblem, page == .noDaemon {
+            Adwaita.setStatusPage(noDaemonPage, description: fill(tr("No session bus: {problem}"), ["problem": busProblem]))
+        }
+        windowTitle.isVisible = true
+        Adwaita.setSubtitle(windowTitle, screen.placeText)
+
+        // The dial follows the heading through the spring; a first heading is taken at once.
+        if let north = screen.dialNorthScreenDegrees {
+            if !dialHasHeading { dialAnimation.jump(to: north); dialHasHeading = true }
+            else { dialAnimation.setTarget(north) }
+            if !dialAnimation.isSettled && !dial.isAnimating {
+                dial.animate { [unowned self] seconds in
+                    dialAnimation.advance(by: seconds)
+                    if dialAnimation.isSettled { screenshotIfComplete() }
+                    return !dialAnimation.isSettled
+                }
+            }
+        } else {
+            dialHasHeading = false
+        }
+        if screen.qiblaBearingDegrees != previous.qiblaBearingDegrees || screen.wedgeHalfWidthDegrees != previous.wedgeHalfWidthDegrees
+            || screen.isFacing != previous.isFacing || (screen.dialNorthScreenDegrees == nil) != (previous.dialNorthScreenDegrees == nil) {
+            dial.widget.queueDraw()
+        }
+
+        instructionLabel.setText(screen.instruction)
+        instructionLabel.setClass("success", screen.isFacing)
+        headingLabel.setText(screen.headingText)
+        dial.widget.setAccessibleDescription(screen.accessibleDescription)
+        bearingRow.value.setText(screen.bearingText)
+        distanceRow.value.setText(screen.distanceText)
+        placeRow.value.setText(screen.placeText)
+        placeRow.subtitleSetter(screen.sourceText)
+        accuracyRow.value.setText(screen.accuracyText)
+        for c in ["high", "medium", "low", "unreliable"] { accuracyRow.value.setClass("accuracy-\(c)", screen.accuracyClass == c) }
+        accuracyRow.value.setClass("warning", ["low", "unreliable"].contains(screen.accuracyClass))
+        accuracyRow.value.setClass("success", screen.accuracyClass == "high")
+        if let calibration = screen.calibration {
+            calibrationBox.isVisible = true
+            calibrationBar.setFraction(calibration.progress)
+            calibrationHint.setText(calibration.hint)
+        } else {
+            calibrationBox.isVisible = false
+        }
+        interferenceLabel.isVisible = screen.interferenceWarning != nil
+        interferenceLabel.setText(screen.interferenceWarning ?? "")
+        sunCheckButton.isVisible = sunIsUp && screen.turnDegrees != nil
+
+        noCompassBearing.setText(screen.qiblaBearingDegrees.map { "\(Int($0.rounded()) % 360)°" } ?? "—")
+        noCompassDetails.setText(fill(tr("{bearing} from true north · {distance} to the Kaaba"),
+                                      ["bearing": screen.bearingText, "distance": screen.distanceText]))
+        noCompassSun.setText(([sunInstructions.isEmpty ? tr("No Qibla-sun time in the next 24 hours here.") : sunInstructions.joined(separator: "\n")]
+                              + (kaabaPassage.isEmpty ? [] : [kaabaPassage])).joined(separator: "\n\n"))
+
+        if screen.isFacing && !wasFacing { facingFeedback() }
+        wasFacing = screen.isFacing
+
+        if let latitude = properties.double(.latitude), let longitude = properties.double(.longitude),
+           sunPlace.map({ abs($0.0 - latitude) > 0.01 || abs($0.1 - longitude) > 0.01 }) ?? true {
+            sunPlace = (latitude, longitude)
+            refreshSun(force: true)
+        }
+        screenshotIfComplete()
+    }
+
+    /// Lays the page out for the window's shape: dial beside the cards when wide, above them when tall.
+    private func layout(width: Int, height: Int) {
+        let nowWide = width > height && width >= 700
+        if nowWide != wide { wide = nowWide; mainBox.setOrientation(vertical: !wide); mainBox.setHomogeneous(wide) }
+        let side = wide ? min(Double(height) - 110, Double(width) * 0.5 - 48) : min(Double(width) - 40, Double(height) * 0.48)
+        let size = Int32(max(220, min(640, side)))
+        dial.setContentSize(width: size, height: size)
+    }
+
+    // MARK: Actions
+
+    private func submitManualLocation() {
+        switch ManualLocationInput.parse(manualEntry.entryText) {
+        case .failure(let problem):
+            manualError.setText(problem.message)
+        case .success(let position):
+            guard let bus else { return }
+            bus.call(QiblaMethod.setManualLocation.rawValue, [Variant.double(position.latitude), Variant.double(position.longitude)],
+                     autoStart: true) { [unowned self] result in
+                switch result {
+                case .success:
+                    manualRequested = false
+                    manualEntry.entryText = ""
+                    showToast(fill(tr("Location set: {place}"), ["place": CompassScreen.coordinates(latitude: position.latitude, longitude: position.longitude)]))
+                    log("SetManualLocation \(position.latitude) \(position.longitude)")
+                    update()
+                case .failure(let error):
+                    manualError.setText(error.message)
+                }
+            }
+        }
+    }
+
+    /// A short vibration where feedbackd runs (Phosh), once per entry into the facing state.
+    private func facingFeedback() {
+        let now = MainLoop.nowMicroseconds
+        guard now - lastFeedbackMicroseconds > 3_000_000, let bus else { return }
+        lastFeedbackMicroseconds = now
+        bus.send(destination: "org.sigxcpu.Feedback", path: "/org/sigxcpu/Feedback", interface: "org.sigxcpu.Feedback",
+                 method: "TriggerFeedback",
+                 [Variant.string(Self.applicationID), Variant.string("button-pressed"), Variant.emptyDictionary(), Variant.int32(-1)])
+    }
+
+    /// Whether the sun is up (for the check) and the Qibla-sun times and next Kaaba passage, from qiblad's calculators.
+    private func refreshSun(force: Bool) {
+        guard let bus, let (latitude, longitude) = sunPlace else { return }
+        let now = MainLoop.nowMicroseconds
+        bus.call(QiblaMethod.sunPosition.rawValue, [Variant.double(latitude), Variant.double(longitude), Variant.uint64(now)]) { [unowned self] result in
+            if case .success(let reply) = result, reply.childCount == 2 { sunIsUp = reply.child(1).double >= 5; update() }
+        }
+        bus.call(QiblaMethod.qiblaSunTimes.rawValue, [Variant.double(latitude), Variant.double(longitude), Variant.uint64(now)]) { [unowned self] result in
+            guard case .success(let reply) = result, reply.childCount == 1 else { return }
+            let array = reply.child(0)
+            var times: [SunGuidance.QiblaSunTime] = []
+            for i in 0..<array.childCount {
+                let item = array.child(i)
+                guard item.childCount == 3 else { continue }
+                times.append(.init(timeMicroseconds: item.child(0).uint64, kind: item.child(1).string, elevationDegrees: item.child(2).double))
+            }
+            sunInstructions = SunGuidance.instructions(times, nowMicroseconds: MainLoop.nowMicroseconds) { MainLoop.localTime($0, format: "%H:%M") }
+            sunInfoArrived = true
+            update()
+        }
+        let year = Int32(MainLoop.localTime(now, format: "%Y")) ?? 2026
+        kaabaPassages(year: year, after: now)
+        if sunTimer == 0 {
+            sunTimer = MainLoop.everyMilliseconds(600_000) { [unowned self] in
+                guard claimPolicy.windowMapped else { sunTimer = 0; return false }
+                refreshSun(force: true)
+                return true
+            }
+        }
+        _ = force
+    }
+    private var sunInfoArrived = false
+
+    private func kaabaPassages(year: Int32, after now: UInt64) {
+        bus?.call(QiblaMethod.kaabaSunPassages.rawValue, [Variant.int32(year)]) { [unowned self] result in
+            guard case .success(let reply) = result, reply.childCount == 1 else { return }
+            let array = reply.child(0)
+            for i in 0..<array.childCount {
+                let item = array.child(i)
+                let time = item.child(0).uint64
+                if time > now {
+                    kaabaPassage = SunGuidance.passage(kind: item.child(1).string,
+                                                       date: MainLoop.localTime(time, format: "%-d %B, %H:%M"))
+                    update()
+                    return
+                }
+            }
+            if year < 2149 { kaabaPassages(year: year + 1, after: now) }
+        }
+    }
+
+    /// CheckHeadingWithSun: point the top edge at the sun, keep still, and see the error; then keep it as a correction or not.
+    private func checkWithSun() {
+        Adwaita.ask(parent: window, heading: tr("Check the needle with the sun"),
+                    body: tr("Point the top edge of the phone at the sun, hold it still, then press Check."),
+                    responses: [("cancel", tr("Cancel")), ("check", tr("Check"))], suggested: "check") { [unowned self] response in
+            guard response == "check", let bus else { return }
+            bus.call(QiblaMethod.checkHeadingWithSun.rawValue, [Variant.string("sun"), Variant.bool(false)]) { [unowned self] result in
+                switch result {
+                case .failure(let error):
+                    showToast(fill(tr("Cannot check now: {reason}"), ["reason": error.message]))
+                case .success(let reply):
+                    let error = reply.childCount == 1 ? reply.child(0).double : .nan
+                    guard error.isFinite else { return }
+                    let degrees = "\(Int(abs(error).rounded()))"
+                    let heading = error >= 0 ? tr("The needle reads {degrees}° clockwise of the sun") : tr("The needle reads {degrees}° anticlockwise of the sun")
+                    Adwaita.ask(parent: window, heading: fill(heading, ["degrees": degrees]),
+                                body: tr("Correct the compass by this much from now on? Keep the phone pointed at the sun."),
+                                responses: [("keep", tr("Leave it")), ("store", tr("Correct"))], suggested: "store") { [unowned self] answer in
+                        guard answer == "store" else { return }
+                        bus.call(QiblaMethod.checkHeadingWithSun.rawValue, [Variant.string("sun"), Variant.bool(true)]) { [unowned self] result in
+                            if case .failure(let error) = result { showToast(fill(tr("Cannot check now: {reason}"), ["reason": error.message])) }
+                            else { showToast(tr("The compass is corrected")) }
+                        }
+                    }
+                }
+            }
+        }
+    }
+
+    // MARK: The screenshot hook
+
+    /// With `--screenshot`: once the page is complete (the compass page with a heading and the dial
+    /// at rest, a second after the first heading; the others once their data arrived), renders
+    /// the window to PNG, prints what it shows and quits.
+    private func screenshotIfComplete() {
+        guard options.screenshotPath != nil, !screenshotTaken else { return }
+        let now = MainLoop.nowMicroseconds
+        let page = screen.page
+        let complete: Bool
+        switch page {
+        case .compass: complete = screen.dialNorthScreenDegrees != nil && screen.qiblaBearingDegrees != nil && screen.wedgeHalfWidthDegrees != nil
+        case .noCompass: complete = sunInfoArrived
+        case .noPosition: complete = !manualRequested
+        case .noDaemon: complete = now - startedMicroseconds > 1_500_000
+        case .connecting: complete = false
+        }
+        guard complete else { firstCompletePageMicroseconds = nil; return }
+        if completePage != page || firstCompletePageMicroseconds == nil { firstCompletePageMicroseconds = now; completePage = page }
+        let waited = now - (firstCompletePageMicroseconds ?? now)
+        // The compass page waits for the daemon's smoothing window to fill (1.5 s) and the dial to settle.
+        let wait: UInt64 = page == .compass ? 1_500_000 : 500_000
+        if waited >= wait, dialAnimation.isSettled {
+            MainLoop.everyMilliseconds(200) { [unowned self] in captureAndQuit(complete: true); return false }
+            screenshotTaken = true
+        } else {
+            MainLoop.everyMilliseconds(UInt32(max(100, (wait - min(wait, waited)) / 1000))) { [unowned self] in screenshotIfComplete(); return false }
+        }
+    }
+
+    private func captureAndQuit(complete: Bool) {
+        guard let path = options.screenshotPath else { return }
+        screenshotTaken = true
+        let saved = Snapshot.savePNG(of: window, to: path)
+        print("page=\(screen.page.rawValue)")
+        print("accessible=\(screen.accessibleDescription)")
+        print("instruction=\(screen.instruction)")
+        print("facing=\(screen.isFacing)")
+        print("heading=\(properties.double(.heading).map { "\($0)" } ?? "nan")")
+        print("qibla=\(properties.double(.qiblaBearing).map { "\($0)" } ?? "nan")")
+        print("size=\(window.width)x\(window.height)")
+        print("saved=\(saved)")
+        exitStatus = saved && complete ? 0 : 1
+        Adwaita.quit(app)
+    }
+
+    private(set) var exitStatus: Int32 = 0
+
+    private func log(_ message: String) {
+        if options.verbose { printError("qibla-compass: \(message)") }
+    }
+}

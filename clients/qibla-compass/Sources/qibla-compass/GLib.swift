@@ -1,0 +1,290 @@
+// SPDX-License-Identifier: Apache-2.0
+// GLib, GObject and GIO (GDBus): the only file of the app that handles their raw pointers.
+// Signals take Swift closures (boxed, released by GLib's destroy notify); GVariants become
+// PropertyValue and Swift tuples; bus calls are asynchronous and answer on the main loop.
+import CGtk
+import QiblaInterface
+
+/// A GObject pointer of any type, as GLib's functions take it.
+typealias ObjectPointer = UnsafeMutableRawPointer
+
+/// A GObject pointer as the typed pointer a function takes (GLib's cast macros' job).
+func cast<T>(_ p: ObjectPointer) -> UnsafeMutablePointer<T> { p.assumingMemoryBound(to: T.self) }
+
+/// Takes a GLib string (freeing it when `free` is true).
+func swiftString(_ pointer: UnsafeMutablePointer<gchar>?, free: Bool) -> String? {
+    guard let pointer else { return nil }
+    defer { if free { g_free(pointer) } }
+    return String(cString: pointer)
+}
+
+// MARK: Signals
+
+/// What GLib holds as a handler's user data; released by the destroy notify.
+private class AnyHandler {}
+
+private final class Handler<Arguments>: AnyHandler {
+    let call: (Arguments) -> Void
+    init(_ call: @escaping (Arguments) -> Void) { self.call = call }
+}
+
+private func box<A>(_ f: @escaping (A) -> Void) -> gpointer {
+    Unmanaged.passRetained(Handler(f)).toOpaque()
+}
+
+/// The destroy notify of every handler box.
+private func release<A>(_ type: A.Type) -> GClosureNotify {
+    { data, _ in if let data { Unmanaged<AnyHandler>.fromOpaque(data).release() } }
+}
+
+enum Signal {
+    /// Handler signature `(instance, user_data)`: `clicked`, `activate`, `map`, `unmap`.
+    static func connect0(_ object: ObjectPointer, _ name: String, _ action: @escaping () -> Void) {
+        let handler: @convention(c) (gpointer?, gpointer?) -> Void = { _, data in
+            Unmanaged<Handler<Void>>.fromOpaque(data!).takeUnretainedValue().call(())
+        }
+        g_signal_connect_data(object, name, unsafeBitCast(handler, to: GCallback.self), box { (_: Void) in action() },
+                              release(Void.self), GConnectFlags(rawValue: 0))
+    }
+
+    /// Handler signature `(instance, pointer argument, user_data)`: `notify::…`, `response`.
+    static func connect1(_ object: ObjectPointer, _ name: String, _ action: @escaping (gpointer?) -> Void) {
+        let handler: @convention(c) (gpointer?, gpointer?, gpointer?) -> Void = { _, argument, data in
+            Unmanaged<Handler<gpointer?>>.fromOpaque(data!).takeUnretainedValue().call(argument)
+        }
+        g_signal_connect_data(object, name, unsafeBitCast(handler, to: GCallback.self), box(action),
+                              release(gpointer?.self), GConnectFlags(rawValue: 0))
+    }
+
+    /// Handler signature `(instance, pointer, pointer, user_data)`: `g-properties-changed`.
+    static func connect2(_ object: ObjectPointer, _ name: String, _ action: @escaping () -> Void) {
+        let handler: @convention(c) (gpointer?, gpointer?, gpointer?, gpointer?) -> Void = { _, _, _, data in
+            Unmanaged<Handler<Void>>.fromOpaque(data!).takeUnretainedValue().call(())
+        }
+        g_signal_connect_data(object, name, unsafeBitCast(handler, to: GCallback.self), box { (_: Void) in action() },
+                              release(Void.self), GConnectFlags(rawValue: 0))
+    }
+
+    /// Handler signature `(instance, int, int, user_data)`: GdkSurface `layout`.
+    static func connectSize(_ object: ObjectPointer, _ name: String, _ action: @escaping (Int, Int) -> Void) {
+        let handler: @convention(c) (gpointer?, gint, gint, gpointer?) -> Void = { _, width, height, data in
+            Unmanaged<Handler<(Int, Int)>>.fromOpaque(data!).takeUnretainedValue().call((Int(width), Int(height)))
+        }
+        g_signal_connect_data(object, name, unsafeBitCast(handler, to: GCallback.self), box(action),
+                              release((Int, Int).self), GConnectFlags(rawValue: 0))
+    }
+
+    /// A handler returning gboolean `(instance, user_data)`: `close-request` (false lets it close).
+    static func connectReturningFalse(_ object: ObjectPointer, _ name: String, _ action: @escaping () -> Void) {
+        let handler: @convention(c) (gpointer?, gpointer?) -> gboolean = { _, data in
+            Unmanaged<Handler<Void>>.fromOpaque(data!).takeUnretainedValue().call(())
+            return 0
+        }
+        g_signal_connect_data(object, name, unsafeBitCast(handler, to: GCallback.self), box { (_: Void) in action() },
+                              release(Void.self), GConnectFlags(rawValue: 0))
+    }
+}
+
+// MARK: Main loop
+
+enum MainLoop {
+    /// Calls `action` every `milliseconds` until it returns false (GLib's monotonic timeout).
+    @discardableResult
+    static func everyMilliseconds(_ milliseconds: UInt32, _ action: @escaping () -> Bool) -> UInt32 {
+        final class Repeating { let f: () -> Bool; init(_ f: @escaping () -> Bool) { self.f = f } }
+        let handler: @convention(c) (gpointer?) -> gboolean = { data in
+            Unmanaged<Repeating>.fromOpaque(data!).takeUnretainedValue().f() ? 1 : 0
+        }
+        let destroy: GDestroyNotify = { data in Unmanaged<Repeating>.fromOpaque(data!).release() }
+        return g_timeout_add_full(G_PRIORITY_DEFAULT, milliseconds, handler,
+                                  Unmanaged.passRetained(Repeating(action)).toOpaque(), destroy)
+    }
+
+    /// Removes a timeout made by ``everyMilliseconds(_:_:)``.
+    static func cancel(_ source: UInt32) { if source != 0 { g_source_remove(source) } }
+
+    /// The wall clock, microseconds since the Unix epoch.
+    static var nowMicroseconds: UInt64 { UInt64(max(0, g_get_real_time())) }
+
+    /// A time as local "14:32" (format as strftime/GDateTime, e.g. "%H:%M", "%-d %B").
+    static func localTime(_ microseconds: UInt64, format: String) -> String {
+        guard let dateTime = g_date_time_new_from_unix_local(gint64(microseconds / 1_000_000)) else { return "" }
+        defer { g_date_time_unref(dateTime) }
+        return swiftString(g_date_time_format(dateTime, format), free: true) ?? ""
+    }
+}
+
+// MARK: GVariant
+
+/// A GVariant reference (owned: unreffed when released).
+final class Variant {
+    let pointer: OpaquePointer
+    init(owning pointer: OpaquePointer) { self.pointer = pointer }
+    deinit { g_variant_unref(pointer) }
+
+    var typeString: String { String(cString: g_variant_get_type_string(pointer)) }
+    var childCount: Int { Int(g_variant_n_children(pointer)) }
+    func child(_ index: Int) -> Variant { Variant(owning: g_variant_get_child_value(pointer, gsize(index))) }
+    var double: Double { g_variant_get_double(pointer) }
+    var uint64: UInt64 { UInt64(g_variant_get_uint64(pointer)) }
+    var bool: Bool { g_variant_get_boolean(pointer) != 0 }
+    var string: String { String(cString: g_variant_get_string(pointer, nil)) }
+
+    /// The property value for the interface's basic types (d, b, s, t); nil for any other.
+    var propertyValue: PropertyValue? {
+        switch typeString {
+        case "d": .double(double)
+        case "b": .bool(bool)
+        case "s": .string(string)
+        case "t": .uint64(uint64)
+        default: nil
+        }
+    }
+
+    /// A floating tuple of arguments, for a call.
+    static func tuple(_ items: [OpaquePointer]) -> OpaquePointer {
+        var children: [OpaquePointer?] = items
+        return children.withUnsafeMutableBufferPointer { g_variant_new_tuple($0.baseAddress, gsize($0.count)) }
+    }
+    static func double(_ x: Double) -> OpaquePointer { g_variant_new_double(x) }
+    static func string(_ s: String) -> OpaquePointer { g_variant_new_string(s) }
+    static func bool(_ b: Bool) -> OpaquePointer { g_variant_new_boolean(b ? 1 : 0) }
+    static func int32(_ i: Int32) -> OpaquePointer { g_variant_new_int32(i) }
+    static func uint64(_ t: UInt64) -> OpaquePointer { g_variant_new_uint64(guint64(t)) }
+    /// An empty `a{sv}`.
+    static func emptyDictionary() -> OpaquePointer {
+        let type = g_variant_type_new("{sv}")
+        defer { g_variant_type_free(type) }
+        return g_variant_new_array(type, nil, 0)
+    }
+}
+
+// MARK: The bus
+
+/// What a failed call said: the D-Bus error name (remote) and message.
+struct BusError: Error {
+    var name: String
+    var message: String
+}
+
+/// A GDBus connection and a proxy of one object, living on GTK's main loop.
+final class BusProxy {
+    let connection: OpaquePointer
+    let proxy: ObjectPointer
+    private let interface: String
+
+    /// Connects to the session (or system) bus and makes a proxy that follows the name's owner
+    /// and caches the properties (GetAll on each new owner, then PropertiesChanged).
+    init(system: Bool, name: String, path: String, interface: String) throws(BusError) {
+        var error: UnsafeMutablePointer<GError>?
+        guard let connection = g_bus_get_sync(system ? G_BUS_TYPE_SYSTEM : G_BUS_TYPE_SESSION, nil, &error) else {
+            throw Self.take(error)
+        }
+        self.connection = connection
+        // No auto-start at construction: the window shows "qiblad is not running" at once rather than
+        // blocking on activation; the claim (a method call) asks the bus to start it.
+        guard let proxy = g_dbus_proxy_new_sync(connection, G_DBUS_PROXY_FLAGS_DO_NOT_AUTO_START, nil, name, path,
+                                                interface, nil, &error) else {
+            throw Self.take(error)
+        }
+        self.proxy = UnsafeMutableRawPointer(proxy)
+        self.interface = interface
+    }
+
+    private var typedProxy: UnsafeMutablePointer<GDBusProxy> { proxy.assumingMemoryBound(to: GDBusProxy.self) }
+
+    /// The unique name of the owner, nil while nobody owns the name.
+    var nameOwner: String? { swiftString(g_dbus_proxy_get_name_owner(typedProxy), free: true) }
+
+    /// Every cached property, by name.
+    var cachedProperties: [String: PropertyValue] {
+        guard let names = g_dbus_proxy_get_cached_property_names(typedProxy) else { return [:] }
+        defer { g_strfreev(names) }
+        var result: [String: PropertyValue] = [:]
+        var index = 0
+        while let name = names[index] {
+            if let variant = g_dbus_proxy_get_cached_property(typedProxy, name),
+               let value = Variant(owning: variant).propertyValue {
+                result[String(cString: name)] = value
+            }
+            index += 1
+        }
+        return result
+    }
+
+    /// Calls when the owner changes (`notify::g-name-owner`) and when properties change.
+    func onOwnerChange(_ action: @escaping () -> Void) { Signal.connect1(proxy, "notify::g-name-owner") { _ in action() } }
+    func onPropertiesChange(_ action: @escaping () -> Void) { Signal.connect2(proxy, "g-properties-changed", action) }
+
+    /// An asynchronous method call; `reply` gets the reply's tuple or the error, on the main loop.
+    /// `autoStart`: let the bus start the service (D-Bus activation) for this call.
+    func call(_ method: String, _ arguments: [OpaquePointer] = [], autoStart: Bool = false,
+              reply: @escaping (Result<Variant, BusError>) -> Void) {
+        final class Reply { let f: (Result<Variant, BusError>) -> Void; init(_ f: @escaping (Result<Variant, BusError>) -> Void) { self.f = f } }
+        let parameters = arguments.isEmpty ? nil : Variant.tuple(arguments)
+        let done: GAsyncReadyCallback = { source, result, data in
+            let reply = Unmanaged<Reply>.fromOpaque(data!).takeRetainedValue()
+            var error: UnsafeMutablePointer<GError>?
+            if let value = g_dbus_proxy_call_finish(source.map { cast(UnsafeMutableRawPointer($0)) }, result, &error) {
+                reply.f(.success(Variant(owning: value)))
+            } else {
+                reply.f(.failure(BusProxy.take(error)))
+            }
+        }
+        let flags = autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
+        g_dbus_proxy_call(typedProxy, method, parameters, flags, 10_000, nil, done,
+                          Unmanaged.passRetained(Reply(reply)).toOpaque())
+    }
+
+    /// A call to another service on the same connection, its reply ignored (feedbackd).
+    func send(destination: String, path: String, interface: String, method: String, _ arguments: [OpaquePointer]) {
+        g_dbus_connection_call(connection, destination, path, interface, method, Variant.tuple(arguments), nil,
+                               G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, nil, nil)
+    }
+
+    /// Subscribes to a signal on this connection (any sender); `action` gets its first argument
+    /// when it is a boolean (org.gnome.ScreenSaver `ActiveChanged`).
+    func onBooleanSignal(interface: String, member: String, path: String, _ action: @escaping (Bool) -> Void) {
+        let handler: GDBusSignalCallback = { _, _, _, _, _, parameters, data in
+            guard let parameters else { return }
+            let tuple = Variant(owning: g_variant_ref(parameters))
+            guard tuple.childCount == 1 else { return }
+            let first = tuple.child(0)
+            guard first.typeString == "b" else { return }
+            Unmanaged<Handler<Bool>>.fromOpaque(data!).takeUnretainedValue().call(first.bool)
+        }
+        let destroy: GDestroyNotify = { data in Unmanaged<AnyHandler>.fromOpaque(data!).release() }
+        g_dbus_connection_signal_subscribe(connection, nil, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+                                           handler, box(action), destroy)
+    }
+
+    /// A one-off boolean property read through org.freedesktop.DBus.Properties.Get; nil on error.
+    func getBoolean(destination: String, path: String, interface: String, property: String,
+                    _ done: @escaping (Bool?) -> Void) {
+        final class Done { let f: (Bool?) -> Void; init(_ f: @escaping (Bool?) -> Void) { self.f = f } }
+        let callback: GAsyncReadyCallback = { source, result, data in
+            let done = Unmanaged<Done>.fromOpaque(data!).takeRetainedValue()
+            var error: UnsafeMutablePointer<GError>?
+            guard let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) else {
+                if let error { g_error_free(error) }
+                done.f(nil)
+                return
+            }
+            let value = Variant(owning: reply).child(0)
+            let inner = Variant(owning: g_variant_get_variant(value.pointer))
+            done.f(inner.typeString == "b" ? inner.bool : nil)
+        }
+        let parameters = Variant.tuple([Variant.string(interface), Variant.string(property)])
+        g_dbus_connection_call(connection, destination, path, "org.freedesktop.DBus.Properties", "Get", parameters, nil,
+                               G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, callback, Unmanaged.passRetained(Done(done)).toOpaque())
+    }
+
+    static func take(_ error: UnsafeMutablePointer<GError>?) -> BusError {
+        guard let error else { return BusError(name: "", message: "unknown error") }
+        defer { g_error_free(error) }
+        let remote = swiftString(g_dbus_error_get_remote_error(error), free: true) ?? ""
+        var message = String(cString: error.pointee.message)
+        if !remote.isEmpty { g_dbus_error_strip_remote_error(error); message = String(cString: error.pointee.message) }
+        return BusError(name: remote, message: message)
+    }
+}

@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: Apache-2.0
+// qibla-compass: the Qibla compass screen, a client of qiblad on the session bus. Wiring only:
+// options, the locale and text domain, then the window.
+import CIntl
+import CompassModel
+import QiblaInterface
+#if canImport(Glibc)
+import Glibc
+#endif
+
+func printError(_ message: String) {
+    var line = message + "\n"
+    line.withUTF8 { bytes in _ = write(2, bytes.baseAddress, bytes.count) }
+}
+
+let usage = """
+    Usage: qibla-compass [--system] [--size WIDTHxHEIGHT] [--screenshot FILE] [--verbose]
+
+    The Qibla compass: a dial that turns with the phone and a needle to the Kaaba, from qiblad.
+
+      --system              talk to a qiblad on the system bus (default: the session bus)
+      --size WxH            the window's initial size in pixels (default 420x760)
+      --screenshot FILE     render the window to FILE (PNG) once it shows a complete update,
+                            print what it shows and exit (status 1 if nothing complete in 25 s)
+      --verbose             log the claim and bus events to standard error
+      --version, --help
+    """
+
+var options = CompassWindow.Options()
+var arguments = CommandLine.arguments.dropFirst()
+while let argument = arguments.popFirst() {
+    switch argument {
+    case "--system": options.systemBus = true
+    case "--verbose": options.verbose = true
+    case "--screenshot":
+        guard let path = arguments.popFirst() else { printError("qibla-compass: --screenshot needs a FILE\n\n\(usage)"); exit(64) }
+        options.screenshotPath = path
+    case "--size":
+        guard let text = arguments.popFirst() else { printError("qibla-compass: --size needs WIDTHxHEIGHT\n\n\(usage)"); exit(64) }
+        let parts = text.split(separator: "x").compactMap { Int32($0) }
+        guard parts.count == 2, (200...8000).contains(parts[0]), (200...8000).contains(parts[1]) else {
+            printError("qibla-compass: --size takes WIDTHxHEIGHT in pixels, 200 to 8000 each (got '\(text)')"); exit(64)
+        }
+        options.width = parts[0]; options.height = parts[1]
+    case "--help", "-h": print(usage); exit(0)
+    case "--version": print("qibla-compass \(qiblaVersion)"); exit(0)
+    default: printError("qibla-compass: unknown argument '\(argument)'\n\n\(usage)"); exit(64)
+    }
+}
+
+setlocale(LC_ALL, "")
+bindtextdomain(textDomain, localeDirectory())
+bind_textdomain_codeset(textDomain, "UTF-8")
+
+/// Where the catalogues are: QIBLA_COMPASS_LOCALEDIR, else PREFIX/share/locale beside the binary.
+func localeDirectory() -> String {
+    if let directory = getenv("QIBLA_COMPASS_LOCALEDIR") { return String(cString: directory) }
+    var path = [CChar](repeating: 0, count: 4096)
+    let n = readlink("/proc/self/exe", &path, path.count - 1)
+    guard n > 0 else { return "/usr/share/locale" }
+    let executable = String(decoding: path[0..<n].map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    let prefix = executable.split(separator: "/").dropLast(2).joined(separator: "/")
+    return "/" + prefix + "/share/locale"
+}
+
+var window: CompassWindow?
+let status = Adwaita.run(applicationID: CompassWindow.applicationID, unique: options.screenshotPath == nil) { app in
+    let w = CompassWindow(app: app, options: options)
+    window = w
+    w.present()
+}
+exit(window.map { $0.exitStatus != 0 ? $0.exitStatus : status } ?? status)
