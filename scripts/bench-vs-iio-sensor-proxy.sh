@@ -7,6 +7,9 @@
 #   BENCH_NO_BUILD=1 scripts/bench-vs-iio-sensor-proxy.sh              (reuse .build/release)
 #   BENCH_OUTPUT=/dev/null scripts/bench-vs-iio-sensor-proxy.sh 10 1   (quick try, print only)
 #   BENCH_KEEP=1 ...                                                   (keep the logs)
+#   BENCH_SETTINGS="still stillfull" BENCH_OUTPUT=/dev/null ...        (only those settings; print only)
+#   BENCH_REST_RATE=4 ...                                              (the still setting's rest-sample-rate;
+#                                                                       default: qiblad's default)
 #
 # The testbed (umockdev-run --device, LD_PRELOAD of libumockdev-preload): an accelerometer
 # `iio:device0` (mxc4005-like, in_accel_{x,y,z}_raw + in_accel_scale, with the udev property
@@ -180,8 +183,8 @@ results=()   # one line per round: setting isp_ns isp_samples q_ns q_samples isp
 # The C floor's six files: the testbed's attributes, read through the preload as qiblad reads them.
 floor_files=/sys/bus/iio/devices/iio:device1/in_magn_x_raw,/sys/bus/iio/devices/iio:device1/in_magn_y_raw,/sys/bus/iio/devices/iio:device1/in_magn_z_raw
 floor_files+=,/sys/bus/iio/devices/iio:device0/in_accel_x_raw,/sys/bus/iio/devices/iio:device0/in_accel_y_raw,/sys/bus/iio/devices/iio:device0/in_accel_z_raw
-run_setting() {  # name sample-rate rest-sample-rate
-    local name=$1 rate=$2 rest=$3 round
+run_setting() {  # name sample-rate rest-sample-rate [settling seconds after the claim, default 2]
+    local name=$1 rate=$2 rest=$3 settle=${4:-2} round
     printf 'sample-rate = %s\nrest-sample-rate = %s\n' "$rate" "$rest" >"$work/qiblad-$name.conf"
     "$bin/qiblad" --session --no-gpsd --config "$work/qiblad-$name.conf" --state-dir "$work/state-$name" \
         --location=51.5074,-0.1278 >"$work/qiblad-$name.log" 2>&1 &
@@ -206,7 +209,7 @@ run_setting() {  # name sample-rate rest-sample-rate
         done
         grep -q claimed "$work/claim-isp.log" || { echo "ClaimAccelerometer failed: $(cat "$work/claim-isp.log")" >&2; exit 1; }
         grep -q claimed "$work/claim-qiblad.log" || { echo "ClaimCompass failed: $(cat "$work/claim-qiblad.log")" >&2; exit 1; }
-        sleep 2
+        sleep "$settle"
         local pn0 qn0 pw0 qw0 qs0 t0 pn1 qn1 pw1 qw1 qs1 t1 s floor_pid= floor_us=0 period_ms
         if [[ -x $work/wake-floor ]]; then
             # Over the same window: wake at qiblad's period, read the six attributes, send a libdbus
@@ -240,15 +243,33 @@ $(threads "$qiblad_pid") $(threads "$proxy_pid") $s $floor_us")
     stop_pid "$qiblad_pid"; forget_pid "$qiblad_pid"
 }
 
-echo "== both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz" >&2
-run_setting 20hz 20 off
-echo "== both claimed ${seconds} s × $rounds rounds: qiblad at 1/0.7 s" >&2
-run_setting 700ms 1.4286 off
+# qiblad's default rest-sample-rate (SensorConfiguration.restSampleRateHertz).
+rest_default=$(sed -n 's/.*var restSampleRateHertz: Double? = \([0-9.]*\).*/\1/p' Sources/Adapters/IIO/SensorTypes.swift)
+settings=${BENCH_SETTINGS:-20hz 700ms still stillfull}
+# The still settings measure the steady state of a phone lying on a table: their window starts 5 s
+# after the claim, past the 2 s that make a rest and the page trim 3 s after a claim
+# (CodePageTrimmer.settleAfterClaim), both once per claim, not per hour on the table.
+still_settle=5
+wanted() { [[ " $settings " == *" $1 "* ]]; }
+# qiblad's default rest-sample-rate unless BENCH_REST_RATE says otherwise.
+rest_rate=${BENCH_REST_RATE:-$rest_default}
+if wanted 20hz; then
+    echo "== both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz" >&2
+    run_setting 20hz 20 off
+fi
+if wanted 700ms; then
+    echo "== both claimed ${seconds} s × $rounds rounds: qiblad at 1/0.7 s" >&2
+    run_setting 700ms 1.4286 off
+fi
 stop_pid "$feeder_pid"; forget_pid "$feeder_pid"
-echo "== the phone still, both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz, rest-sample-rate 4" >&2
-run_setting still 20 4
-echo "== the phone still, both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz, rest-sample-rate off" >&2
-run_setting stillfull 20 off
+if wanted still; then
+    echo "== the phone still, both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz, rest-sample-rate $rest_rate" >&2
+    run_setting still 20 "$rest_rate" "$still_settle"
+fi
+if wanted stillfull; then
+    echo "== the phone still, both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz, rest-sample-rate off" >&2
+    run_setting stillfull 20 off "$still_settle"
+fi
 
 # ---- report ----------------------------------------------------------------------------------
 # Medians over the rounds of each setting.
@@ -270,7 +291,7 @@ read -r d_p d_q d_r d_prss d_qrss d_ppss d_qpss d_pd d_qd d_psw d_qsw d_qrate d_
 # The day's model: 5 minutes an hour in the hand (the turning 20 Hz run), 55 on a table, claimed
 # throughout; CPU-seconds per hour.
 day() { awk -v moving="$1" -v still="$2" 'BEGIN { printf "%.2f", (moving * 300 + still * 3300) / 100 }'; }
-ratio() { awk -v a="$1" -v b="$2" 'BEGIN { printf "%.2f", a / b }'; }
+ratio() { awk -v a="$1" -v b="$2" 'BEGIN { if (b == 0) printf "—"; else printf "%.2f", a / b }'; }
 us() { awk -v n="$1" 'BEGIN { printf "%.1f µs", n / 1000 }'; }
 
 machine="$(awk -F': ' '/^model name/ { m = $2; n++ } END { printf "%s (%d logical CPUs)", m, n }' /proc/cpuinfo)"
@@ -309,11 +330,12 @@ section=$(cat <<EOF
 
 ### The phone lying still (issue 25: motion-aware sampling)
 
-The feeder stopped: neither sensor changes. qiblad at 20 Hz with \`rest-sample-rate = 4\` (the default: after 2 s without motion
-it reads at 4 Hz, and the first sample that moves brings 20 Hz back) and with \`rest-sample-rate = off\`, each beside
+The feeder stopped: neither sensor changes. qiblad at 20 Hz with \`rest-sample-rate = $rest_rate\` ($([[ $rest_rate == "$rest_default" ]] && echo "the default: ")after 2 s without motion
+it reads at $rest_rate Hz, hands a period's samples to the heading only when they drifted from the last ones handed over,
+and the first sample that moves brings 20 Hz back), and with \`rest-sample-rate = off\`, each beside
 iio-sensor-proxy in the same run.
 
-| measure | qiblad, rest 4 Hz | qiblad, rest off | iio-sensor-proxy (700 ms) |
+| measure | qiblad, rest $rest_rate Hz | qiblad, rest off | iio-sensor-proxy (700 ms) |
 |---|---:|---:|---:|
 | CPU while claimed and still | **$(awk -v c="$c_qcpu" 'BEGIN { printf "%.3f", c }') %** of one core | $(awk -v c="$d_qcpu" 'BEGIN { printf "%.3f", c }') % | $(awk -v c="$c_pcpu" 'BEGIN { printf "%.3f", c }') % / $(awk -v c="$d_pcpu" 'BEGIN { printf "%.3f", c }') % |
 | samples per second (measured) | $c_qrate | $d_qrate | 1.43 |

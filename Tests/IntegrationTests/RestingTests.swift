@@ -32,6 +32,14 @@ import TestSupport
         let resting = try Self.stillWakeupsPerSecond(rig)
         let (phone, q) = (rig.phone, rig.daemon)
         #expect(abs(Angle.normalized180(try q.double("Heading") - 30)) < 2, "the heading at rest stays right")
+        // At rest the noisy samples are read but not handed to the heading: no PropertiesChanged
+        // moves Heading while nothing moves (the monitor prints every change).
+        let monitor = try #require(rig.monitor)
+        let headingLines = { monitor.standardOutput.components(separatedBy: "Heading=").count - 1 }
+        let before = headingLines()
+        sleep(4)
+        let signalled = headingLines() - before
+        #expect(signalled <= 1, "\(signalled) Heading changes in 4 s at rest")
         // A turn after the rest.
         phone.simulator.updateScene { $0.trajectory = .constant(.init(headingDegrees: 120)) }
         let turned = Date()
@@ -42,7 +50,7 @@ import TestSupport
             return abs(Angle.normalized180(heading - 120)) < 2
         })
         let settled = Date().timeIntervalSince(turned)
-        print("resting: a still, claimed qiblad woke \(fullRate)/s at the full 20 Hz and \(resting)/s at rest-sample-rate 4; "
+        print("resting: a still, claimed qiblad woke \(fullRate)/s at the full 20 Hz and \(resting)/s at the default rest-sample-rate; "
               + "after the rest a 90° turn first moved Heading after \(Int((firstMove ?? .nan) * 1000)) ms, within 2° after "
               + "\(Int(settled * 1000)) ms (busctl polling)")
         #expect(resting < fullRate / 2, "rest: \(resting)/s, full rate: \(fullRate)/s")
@@ -52,5 +60,30 @@ import TestSupport
         phone.simulator.updateScene { $0.trajectory = .rotating(startHeadingDegrees: 120, degreesPerSecond: 40) }
         let moving = Double(try IdleTests.wakeups(of: try #require(q.daemon?.pid), during: 2)) / 2
         #expect(moving > resting * 1.5, "moving: \(moving)/s, resting: \(resting)/s")
+    }
+
+    /// A turn too slow to count as motion (2°/s flat on the table, below the detector's 3 µT) while
+    /// the phone rests: the samples are still handed over as the field drifts, so the heading
+    /// follows in steps of at most the drift threshold (1.5 µT, about 4.5° of London's 19 µT
+    /// horizontal field) and ends near the new heading.
+    @Test func aSlowTurnAtRestIsFollowed() throws {
+        let rig = try Self.rig()
+        _ = try Self.stillWakeupsPerSecond(rig)
+        let (phone, q) = (rig.phone, rig.daemon)
+        let start = try #require(phone.simulator.lastSample?.timeSeconds)
+        phone.simulator.updateScene {
+            $0.trajectory = .custom { t in .init(headingDegrees: 30 + 2 * min(max(t - start, 0), 20)) }
+        }
+        var worst = 0.0
+        for _ in 0..<44 {
+            usleep(500_000)
+            guard let now = phone.simulator.lastSample?.timeSeconds else { continue }
+            let truth = 30 + 2 * min(max(now - start, 0), 20)
+            worst = max(worst, abs(Angle.normalized180(try q.double("Heading") - truth)))
+        }
+        let end = abs(Angle.normalized180(try q.double("Heading") - 70))
+        print("resting: a 2°/s turn at rest was followed within \(worst)° and ended \(end)° from the new heading")
+        #expect(worst < 10, "worst \(worst)° behind during the slow turn")
+        #expect(end < 5, "\(end)° from the new heading after the slow turn")
     }
 }

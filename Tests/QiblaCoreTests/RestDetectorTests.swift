@@ -97,3 +97,64 @@ import Testing
         #expect(!detector.isResting)
     }
 }
+
+/// Issue 25: what a resting phone's samples are worth: the sampler hands a period's samples over
+/// only when `shouldHandOver()` says so.
+@Suite struct RestHandOverTests {
+    /// A phone on a table read at 2 Hz for 10 minutes: after the rest begins, (almost) no period is
+    /// handed over, so the heading pipeline and the bus stay quiet.
+    @Test func aStillPhoneHandsAlmostNothingOver() {
+        var handedOver = 0, restingPeriods = 0
+        for seed in UInt64(1)...10 {
+            var detector = RestDetector()
+            var still = RestDetectorTests.Still(rng: SeededGenerator(seed: seed))
+            var t = 0.0
+            while t < 600 {
+                let (a, m) = still.readings()
+                detector.addField(m, time: t)
+                detector.addAcceleration(a, time: t + 0.001)
+                let resting = detector.isResting
+                let handOver = detector.shouldHandOver()
+                if resting {
+                    restingPeriods += 1
+                    if handOver { handedOver += 1 }
+                } else {
+                    #expect(handOver, "a moving phone's samples always go on")
+                }
+                t += resting ? 0.5 : 0.05
+            }
+        }
+        print("rest hand-over: 10 still phones at 2 Hz for 10 min: \(handedOver) of \(restingPeriods) resting periods handed over")
+        #expect(restingPeriods > 10 * 1000)
+        #expect(Double(handedOver) / Double(restingPeriods) < 0.01)
+    }
+
+    /// A turn too slow to count as motion (2°/s flat on the table: the reference follows it within
+    /// the motion threshold) still reaches the heading: periods are handed over as the field drifts,
+    /// and the field last handed over stays within 1.5 µT (about 4°) of the true one.
+    @Test func aSlowTurnAtRestIsStillHandedOver() {
+        var detector = RestDetector()
+        var still = RestDetectorTests.Still(rng: SeededGenerator(seed: 11))
+        still.field = Vector3(20, 0, -42)
+        var t = 0.0
+        var handedOverField: Vector3?
+        var worst = 0.0, count = 0
+        while t < 60 {
+            let angle = max(0, t - 5) * 2 * .pi / 180
+            let truth = Vector3(20 * cos(angle), 20 * sin(angle), -42)
+            let (a, m) = still.readings(fieldOffset: truth - still.field)
+            detector.addField(m, time: t)
+            detector.addAcceleration(a, time: t + 0.001)
+            let resting = detector.isResting
+            if detector.shouldHandOver() {
+                handedOverField = m
+                if resting { count += 1 }
+            }
+            if resting, t > 10, let handedOverField { worst = max(worst, (handedOverField - truth).length) }
+            t += resting ? 0.5 : 0.05
+        }
+        #expect(detector.isResting, "2°/s is below the motion threshold: the phone stays resting")
+        #expect(count >= 20, "handed over \(count) times in 50 s of turning")
+        #expect(worst < 2.5, "the field handed over was at worst \(worst) µT from the true one")
+    }
+}

@@ -29,7 +29,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// `location-source` (auto, gpsd, geoclue or none) and the GeoClue2 client's settings.
     public var positionSource = PositionSourceSelection()
     /// `sensor-mode` (polling or buffered), `sample-rate` (hertz, 1–200), `rest-sample-rate`
-    /// (hertz while the phone rests, 0.5–200, or off; default 4), `magnetometer` /
+    /// (hertz while the phone rests, 0.5–200, or off; default 2), `magnetometer` /
     /// `accelerometer` (preferred IIO device `name`), `magnetometer-mount-matrix` /
     /// `accelerometer-mount-matrix` ("a, b, c; d, e, f; g, h, i", rows, like systemd hwdb's
     /// ACCEL_MOUNT_MATRIX; wins over sysfs).

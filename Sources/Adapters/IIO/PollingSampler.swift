@@ -184,7 +184,12 @@ final class PollingSampler: @unchecked Sendable {
         // shows motion after a rest brings the full rate back at once (the next read is one full
         // period later).
         var detector = RestDetector(configuration: rest)
+        // A resting period's samples wait here until the period's last read, and go on only when
+        // the detector says they carry something new (`RestDetector.shouldHandOver`): a phone lying
+        // still costs its reads, not the heading pipeline, the loop or the bus.
+        var held = (first: SensorSample?.none, second: SensorSample?.none)
         while !thread.isStopRequested {
+            let restingPeriod = restPeriod != nil && detector.isResting
             if self.configuration.load(ordering: .acquiring) != configuration {
                 (channels, configuration) = mailbox.withLock { ($0.channels, $0.configuration) }
             }
@@ -233,6 +238,21 @@ final class PollingSampler: @unchecked Sendable {
                         dropped = 1
                     }
                 }
+                var passOn = true
+                if restingPeriod {
+                    if let taken = sample {
+                        if held.first == nil { held.first = taken } else { held.second = taken }
+                    }
+                    sample = nil
+                    let quiet = failure == nil && dropped == 0
+                    if lastOfPeriod { passOn = detector.shouldHandOver() }
+                    if quiet, !lastOfPeriod || !passOn {
+                        if lastOfPeriod { held = (nil, nil) }
+                        continue
+                    }
+                } else if restPeriod != nil, lastOfPeriod {
+                    _ = detector.shouldHandOver()
+                }
                 let post = mailbox.withLock { box -> Bool in
                     // The channels changed while this thread was reading.
                     guard box.configuration == configuration else { return false }
@@ -246,6 +266,10 @@ final class PollingSampler: @unchecked Sendable {
                     if let sample {
                         box.samples.append(sample)
                     }
+                    if passOn, lastOfPeriod || failure != nil {
+                        if let first = held.first { box.samples.append(first) }
+                        if let second = held.second { box.samples.append(second) }
+                    }
                     // A period's samples go together: handing the magnetometer over alone and the
                     // accelerometer a moment later would change the heading twice within the rate
                     // limit and arm a retry timer (two loop wakeups) at slow sample rates.
@@ -257,6 +281,7 @@ final class PollingSampler: @unchecked Sendable {
                     box.postPending = true
                     return true
                 }
+                if lastOfPeriod || failure != nil { held = (nil, nil) }
                 if post, !loop.runWhileAsleep({ handOver() }) { loop.post(drain) }
             }
             readCounts.add(1, ordering: .relaxed)

@@ -63,10 +63,11 @@ public struct SensorConfiguration: Sendable {
     public var mode: SensorReadingMode
     /// Requested sample rate in hertz (clamped to 0.1…1000).
     public var sampleRateHertz: Double
-    /// Polling mode: the rate while the phone rests (``QiblaCore/RestDetector``), hertz, or nil to
-    /// read at `sampleRateHertz` always (`rest-sample-rate`, default 4: a turn after a rest is seen
-    /// within 250 ms, and a phone lying on a table costs a fifth of the reads).
-    public var restSampleRateHertz: Double? = 4
+    /// The rate while the phone rests (``QiblaCore/RestDetector``), hertz, or nil to read at
+    /// `sampleRateHertz` always (`rest-sample-rate`, default 2: a turn after a rest is seen within
+    /// 500 ms, and a phone lying on a table costs a tenth of the reads; BENCHMARKS.md, "The phone
+    /// lying still": at 2 Hz a claimed, still qiblad spends about what iio-sensor-proxy does).
+    public var restSampleRateHertz: Double? = 2
     /// When the phone counts as resting.
     public var rest = RestDetector.Configuration()
     /// The `name` attribute of the magnetometer to prefer when several exist.

@@ -14,6 +14,11 @@
 /// magnetometer ≈ 0.4 µT per axis; the difference of two samples has √2 that, its length √3 times
 /// more): false motion stays rare, and a turn of a few degrees (1° moves a 20 µT horizontal field by
 /// 0.35 µT) is seen within one sample.
+///
+/// At rest the samples repeat what the heading already holds: ``shouldHandOver()`` tells the
+/// sampler to pass a period's samples on only when the references drifted from those of the last
+/// period passed on by more than the drift thresholds (a turn too slow to count as motion still
+/// reaches the heading; nothing else wakes the pipeline or the bus).
 public struct RestDetector: Sendable, Equatable {
     public struct Configuration: Sendable, Equatable {
         /// Acceleration change that counts as motion, m/s² (default 0.35: 4σ of the difference
@@ -28,10 +33,22 @@ public struct RestDetector: Sendable, Equatable {
         /// Time constant of the references' mean, seconds (default 1: the reference's own noise
         /// falls well below one sample's).
         public var referenceSeconds: Double
+        /// At rest, a reference acceleration this far from the one last handed over is handed over,
+        /// m/s² (default 0.15: a tilt of 0.9°; the references' own noise at 2 Hz, 0.025 m/s² per axis
+        /// for 0.05 m/s² noise, moves them apart by 0.06 m/s² typically: about one resting period in
+        /// a thousand is handed over for nothing, RestHandOverTests).
+        public var accelerationDriftMetresPerSecondSquared: Double
+        /// At rest, a reference field this far from the one last handed over is handed over,
+        /// microtesla (default 1.5: a turn of about 4° of a 20 µT horizontal field; the references'
+        /// own noise at 2 Hz moves them apart by 0.5 µT typically for 0.4 µT per axis).
+        public var fieldDriftMicrotesla: Double
 
         public init(accelerationThresholdMetresPerSecondSquared: Double = 0.35, fieldThresholdMicrotesla: Double = 3,
-                    restAfterSeconds: Double = 2, referenceSeconds: Double = 1) {
+                    restAfterSeconds: Double = 2, referenceSeconds: Double = 1,
+                    accelerationDriftMetresPerSecondSquared: Double = 0.15, fieldDriftMicrotesla: Double = 1.5) {
             self.referenceSeconds = referenceSeconds
+            self.accelerationDriftMetresPerSecondSquared = accelerationDriftMetresPerSecondSquared
+            self.fieldDriftMicrotesla = fieldDriftMicrotesla
             self.accelerationThresholdMetresPerSecondSquared = accelerationThresholdMetresPerSecondSquared
             self.fieldThresholdMicrotesla = fieldThresholdMicrotesla
             self.restAfterSeconds = restAfterSeconds
@@ -45,6 +62,9 @@ public struct RestDetector: Sendable, Equatable {
     private var referenceField: Vector3?
     private var accelerationTime = 0.0, fieldTime = 0.0
     private var stillSince: Double?
+    /// The references when samples were last handed over.
+    private var handedOverAcceleration: Vector3?
+    private var handedOverField: Vector3?
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -89,6 +109,27 @@ public struct RestDetector: Sendable, Equatable {
             isResting = true
         }
         return isResting
+    }
+
+    /// Whether the samples added since the last call should go on to the heading: always while the
+    /// phone moves; at rest only when a reference drifted from the one last handed over by more
+    /// than ``Configuration/accelerationDriftMetresPerSecondSquared`` or
+    /// ``Configuration/fieldDriftMicrotesla``. A true answer takes the current references as the
+    /// ones handed over. Call it once per sampling period, after that period's samples.
+    public mutating func shouldHandOver() -> Bool {
+        func drifted(_ reference: Vector3?, from handedOver: Vector3?, by threshold: Double) -> Bool {
+            guard let reference else { return false }
+            guard let handedOver else { return true }
+            return (reference - handedOver).length > threshold
+        }
+        let handOver = !isResting
+            || drifted(referenceAcceleration, from: handedOverAcceleration, by: configuration.accelerationDriftMetresPerSecondSquared)
+            || drifted(referenceField, from: handedOverField, by: configuration.fieldDriftMicrotesla)
+        if handOver {
+            handedOverAcceleration = referenceAcceleration
+            handedOverField = referenceField
+        }
+        return handOver
     }
 
     /// Forgets everything (the sensors restarted).
