@@ -5,6 +5,8 @@
 #   sudo make install             into PREFIX (default /usr/local); packagers: make install PREFIX=/usr DESTDIR=…
 #   make install-user             into ~/.local and ~/.config/systemd/user, no root (the user service only)
 #   make uninstall / uninstall-user
+#   make app                      Qibla Compass, the GTK app (clients/qibla-compass): swift build -c release
+#   sudo make install-app         the app, its desktop entry, metainfo, icons, translations; make uninstall-app
 #
 # Every directory is a variable, so a distribution can move any of them (e.g. Debian's zsh
 # completions: ZSHCOMPDIR=/usr/share/zsh/vendor-completions). Files that only /usr or /etc are
@@ -52,11 +54,20 @@ USER_MODE_VARS = PREFIX=$(HOME)/.local SYSTEMDUSERUNITDIR=$(XDG_CONFIG_HOME)/sys
 BINARIES = qiblad qiblactl
 INSTALL  ?= install
 
-.PHONY: all build install install-user install-common install-system uninstall uninstall-user uninstall-common uninstall-system
+.PHONY: all build install install-user install-common install-system uninstall uninstall-user uninstall-common uninstall-system app install-app uninstall-app
 all: build
 build:
 	$(SWIFT) build -c release --product qiblad
 	$(SWIFT) build -c release --product qiblactl
+
+# Qibla Compass, the GTK 4 app: a package and Makefile of its own (clients/qibla-compass) that
+# install the binary, desktop entry, metainfo, icons and translations. make app before install-app.
+app:
+	$(MAKE) -C clients/qibla-compass build SWIFT=$(SWIFT)
+install-app:
+	$(MAKE) -C clients/qibla-compass install PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
+uninstall-app:
+	$(MAKE) -C clients/qibla-compass uninstall PREFIX=$(PREFIX) DESTDIR=$(DESTDIR)
 
 # Paths inside installed units and activation files follow BINDIR.
 define substitute
