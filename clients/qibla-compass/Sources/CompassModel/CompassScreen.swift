@@ -136,6 +136,7 @@ public struct CompassScreen: Sendable, Equatable {
         if let accuracy = p.double(.locationAccuracy) { sourceParts.append("±\(Self.metres(accuracy))") }
         if let stamp = p.uint64(.locationTimestamp) {
             let age = max(0, nowUnixSeconds - Double(stamp) / 1e6)
+            // TRANSLATORS: how old the position is; {age} is "12 s", "5 min", "3 h" or "2 d".
             sourceParts.append(fill(tr("{age} ago"), ["age": Self.ageText(age)]))
         }
         sourceText = sourceParts.joined(separator: " · ")
@@ -183,6 +184,7 @@ public struct CompassScreen: Sendable, Equatable {
     /// "33.90° S, 18.40° E".
     public static func coordinates(latitude: Double, longitude: Double) -> String {
         let lon = longitude > 180 ? longitude - 360 : longitude
+        // TRANSLATORS: N, S, E and W are the one-letter compass points, on the dial and after coordinates.
         return "\(twoDecimals(abs(latitude)))° \(latitude < 0 ? tr("S") : tr("N")), "
             + "\(twoDecimals(abs(lon)))° \(lon < 0 ? tr("W") : tr("E"))"
     }

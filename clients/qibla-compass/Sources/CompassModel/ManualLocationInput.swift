@@ -21,11 +21,13 @@ public enum ManualLocationInput {
             default: c
             }
         }
+        // The hemisphere letters in English and in the user's language (French writes O for west).
+        let letters = hemisphereLetters()
         // Split into numbers, letting a hemisphere letter stand alone or stick to its number.
         var words: [String] = []
         for raw in String(normalised).split(separator: " ") {
             var word = String(raw)
-            if let last = word.last, word.count > 1, "NSEWnsew".contains(last) {
+            if let last = word.last, word.count > 1, letters[Character(last.uppercased())] != nil {
                 word.removeLast()
                 words.append(word)
                 words.append(String(last))
@@ -39,7 +41,7 @@ public enum ManualLocationInput {
         var numbers: [Double] = []
         var hemispheres: [Character?] = []
         for word in words {
-            if word.count == 1, let letter = word.uppercased().first, "NSEW".contains(letter) {
+            if word.count == 1, let typed = word.uppercased().first, let letter = letters[typed] {
                 guard !numbers.isEmpty, hemispheres.count == numbers.count, hemispheres[numbers.count - 1] == nil else {
                     return .failure(Problem(message: fill(tr("“{word}” must follow a number"), ["word": word])))
                 }
@@ -75,5 +77,18 @@ public enum ManualLocationInput {
             return .failure(Problem(message: tr("The longitude must be between -180 and 180 degrees")))
         }
         return .success((latitude, longitude))
+    }
+
+    /// Typed letter (upper case) → the English hemisphere letter: N S E W, and the translated ones.
+    static func hemisphereLetters() -> [Character: Character] {
+        var letters: [Character: Character] = ["N": "N", "S": "S", "E": "E", "W": "W"]
+        for english in ["N", "S", "E", "W"] {
+            let local = tr(english).uppercased()
+            // A translation that is one letter and no other point's English letter.
+            if local.count == 1, let c = local.first, letters[c] == nil || letters[c] == Character(english) {
+                letters[c] = Character(english)
+            }
+        }
+        return letters
     }
 }

@@ -30,6 +30,7 @@ final class CompassWindow {
     private var wasFacing = false
     private var lastFeedbackMicroseconds: UInt64 = 0
     private var manualRequested = false
+    private var shownPage: CompassPage?
     private var wide = false
     private var dark = false
     private let startedMicroseconds = MainLoop.nowMicroseconds
@@ -90,8 +91,9 @@ final class CompassWindow {
         connectBus()
         update()
         if options.screenshotPath != nil {
-            // Whatever happens, the screenshot is taken within 25 s.
+            // Whatever happens, the screenshot is taken within 25 s; pages that only need time are looked at every 250 ms.
             MainLoop.everyMilliseconds(25_000) { [unowned self] in captureAndQuit(complete: false); return false }
+            MainLoop.everyMilliseconds(250) { [unowned self] in screenshotIfComplete(); return !screenshotTaken }
         }
     }
 
@@ -283,13 +285,17 @@ final class CompassWindow {
 
     private func update() {
         let now = MainLoop.nowMicroseconds
-        let starting = claimPolicy.claimedOn != nil && now - claimedAtMicroseconds < 3_000_000
+        // Until a claim is a moment old, HasCompass false only means "not started yet".
+        let starting = claimPolicy.claimedOn == nil || now - claimedAtMicroseconds < 3_000_000
         let previous = screen
         screen = CompassScreen(properties: properties, daemonPresent: bus?.nameOwner != nil,
                                compassStarting: starting, nowUnixSeconds: Double(now) / 1e6)
         var page = screen.page
         if page == .compass || page == .noCompass, manualRequested { page = .noPosition }
         stack.showPage(page.rawValue)
+        if page == .noPosition && shownPage != .noPosition { manualEntry.grabFocus() }
+        if page != shownPage { log("showing \(page.rawValue)") }
+        shownPage = page
         manualCancel.isVisible = manualRequested
         locationButton.isVisible = page != .noDaemon && page != .connecting
         if let busProblem, page == .noDaemon {
@@ -505,15 +511,20 @@ final class CompassWindow {
         if waited >= wait, dialAnimation.isSettled {
             MainLoop.everyMilliseconds(200) { [unowned self] in captureAndQuit(complete: true); return false }
             screenshotTaken = true
-        } else {
-            MainLoop.everyMilliseconds(UInt32(max(100, (wait - min(wait, waited)) / 1000))) { [unowned self] in screenshotIfComplete(); return false }
         }
     }
 
-    private func captureAndQuit(complete: Bool) {
+    private func captureAndQuit(complete: Bool, attempt: Int = 1) {
         guard let path = options.screenshotPath else { return }
         screenshotTaken = true
         let saved = Snapshot.savePNG(of: window, to: path)
+        // The window's paintable is empty until its first frame after a change was drawn: look again shortly.
+        if !saved && attempt < 20 {
+            log("screenshot: nothing rendered yet (attempt \(attempt))")
+            window.queueDraw()
+            MainLoop.everyMilliseconds(100) { [unowned self] in captureAndQuit(complete: complete, attempt: attempt + 1); return false }
+            return
+        }
         print("page=\(screen.page.rawValue)")
         print("accessible=\(screen.accessibleDescription)")
         print("instruction=\(screen.instruction)")

@@ -1,0 +1,330 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+import TestSupport
+
+// The app against the real components, each started here: a private dbus-daemon, a qiblad reading a
+// simulated phone (qibla-sim writing a fake IIO sysfs tree), and a headless X server (Xvfb) for GTK.
+// qiblad and qibla-sim are the daemon package's debug builds (`swift test` at the repository root
+// builds them first; QIBLAD_BUILD_DIR overrides where they are).
+
+/// The daemon package's executables.
+func daemonProduct(_ name: String) -> String {
+    let directory = ProcessInfo.processInfo.environment["QIBLAD_BUILD_DIR"]
+        ?? repositoryRoot.appendingPathComponent(".build/debug").path
+    return directory + "/" + name
+}
+
+/// The app built by this package.
+let compassApp = product("qibla-compass").path
+
+/// London: the Qibla published by the Adhan test suites, 118.987° (great circle, Kaaba
+/// 21.4225241, 39.8261818) — Tests/Reference/qibla-cities.csv, from shared/reference.
+let london = (latitude: 51.5074, longitude: -0.1278, qibla: 118.987)
+
+/// A headless X server on a display of its own.
+final class HeadlessDisplay: @unchecked Sendable {
+    let server: ChildProcess
+    let display: String
+
+    init() throws {
+        // -displayfd: Xvfb picks a free display and prints its number once it accepts clients.
+        let server = try ChildProcess("Xvfb", ["-displayfd", "1", "-screen", "0", "1600x1200x24", "-nolisten", "tcp"])
+        self.server = server
+        guard waitUntil(timeout: 15, { server.standardOutput.contains("\n") }) else {
+            throw TestSupportError.startFailed("Xvfb: \(server.standardError)")
+        }
+        display = ":" + server.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    deinit { server.terminate(grace: 1) }
+}
+
+/// A qiblad on its own bus, reading a simulated phone at a fixed true heading (or no sensors),
+/// with an optional manual location; and the app started against it.
+final class AppRig: @unchecked Sendable {
+    let display: HeadlessDisplay
+    let bus: PrivateBus
+    let directory: TemporaryDirectory
+    private(set) var simulator: ChildProcess?
+    private(set) var daemon: ChildProcess?
+
+    init(display: HeadlessDisplay) throws {
+        self.display = display
+        bus = try PrivateBus()
+        directory = try TemporaryDirectory(prefix: "qibla-compass-test")
+    }
+
+    /// Starts qibla-sim writing a still phone at `headingDegrees` (true) at London.
+    func startPhone(headingDegrees: Double) throws {
+        simulator = try ChildProcess(daemonProduct("qibla-sim"), [
+            "run", "--root", directory.path + "/sys", "--phone", "pinephone",
+            "--lat", "\(london.latitude)", "--lon", "\(london.longitude)", "--heading-deg", "\(headingDegrees)",
+            "--noise-ut", "0.3", "--rate", "20",
+        ])
+        guard waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: directory.path + "/sys/bus/iio/devices") }) else {
+            throw TestSupportError.startFailed("qibla-sim: \(simulator?.standardError ?? "")")
+        }
+    }
+
+    /// Starts qiblad; `location` "LAT,LON" pins a manual location for the run.
+    func startDaemon(location: String?) throws {
+        try FileManager.default.createDirectory(atPath: directory.path + "/sys/bus/iio/devices", withIntermediateDirectories: true)
+        let state = directory.path + "/state"
+        try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
+        let child = try ChildProcess(daemonProduct("qiblad"), [
+            "--session", "--no-gpsd", "--sysfs-root", directory.path + "/sys", "--state-dir", state,
+            "--config", state + "/qiblad.conf", "--sysconfdir", state + "/etc", "--udev-data-dir", state + "/udev", "--verbose",
+        ] + (location.map { ["--location=\($0)"] } ?? []),
+            environment: bus.environment.merging([
+                "XDG_CONFIG_HOME": state + "/config",
+                "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/qibla-compass-tests-have-no-system-bus",
+            ]) { $1 })
+        daemon = child
+        guard waitUntil(timeout: 15, { child.standardError.contains("serving io.github.qiblad.Qibla1") || !child.isRunning }),
+              child.isRunning else {
+            throw TestSupportError.startFailed("qiblad: \(child.standardError)")
+        }
+    }
+
+    var daemonLog: String { daemon?.standardError ?? "" }
+
+    /// Another client's claim (`qiblactl monitor`), so qiblad's properties stay live after the app quits.
+    func holdClaim() throws -> ChildProcess {
+        let monitor = try ChildProcess(daemonProduct("qiblactl"), ["monitor"], environment: bus.environment)
+        guard waitUntil(timeout: 10, { daemonLog.contains("first compass claim") }) else {
+            throw TestSupportError.startFailed("qiblactl monitor: \(monitor.standardError)")
+        }
+        return monitor
+    }
+
+    /// The app's environment: the private bus, the headless display, GTK's software renderer, no
+    /// dconf or accessibility bus of the machine's.
+    var appEnvironment: [String: String] {
+        bus.environment.merging([
+            "DISPLAY": display.display, "GDK_BACKEND": "x11", "GSK_RENDERER": "cairo", "GSETTINGS_BACKEND": "memory",
+            "GTK_A11Y": "none", "NO_AT_BRIDGE": "1", "LANGUAGE": "en", "LC_ALL": "C.UTF-8",
+            "XDG_CONFIG_HOME": directory.path + "/app-config", "XDG_CACHE_HOME": directory.path + "/app-cache",
+        ]) { $1 }
+    }
+
+    /// Runs the app with --screenshot; returns what it printed (key=value lines) and the picture's path.
+    func screenshot(size: String = "360x720", name: String = "shot") throws -> (report: [String: String], path: String, status: Int32) {
+        let path = directory.path + "/\(name).png"
+        let result = try run(compassApp, ["--screenshot", path, "--size", size, "--verbose"], environment: appEnvironment, timeout: 60)
+        var report: [String: String] = [:]
+        for line in result.stdout.split(separator: "\n") {
+            let parts = line.split(separator: "=", maxSplits: 1)
+            if parts.count == 2 { report[String(parts[0])] = String(parts[1]) }
+        }
+        if result.status != 0 { print("qibla-compass: \(result.stdout)\n\(result.stderr)") }
+        return (report, path, result.status)
+    }
+
+    /// A property read with busctl (an unrelated client), as JSON data.
+    func property(_ name: String) throws -> Any? {
+        let r = try bus.busctl(["--json=short", "get-property", "io.github.qiblad.Qibla1", "/io/github/qiblad/Qibla1",
+                                "io.github.qiblad.Qibla1", name])
+        guard r.status == 0, let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return nil }
+        return object["data"]
+    }
+
+    deinit {
+        daemon?.terminate()
+        simulator?.terminate()
+        directory.remove()
+    }
+}
+
+/// "Qibla 24° to your left" → −24, "… right" → +24, "Facing the Qibla…" → 0.
+func signedTurn(fromAccessible text: String) -> Double? {
+    if text.hasPrefix("Facing the Qibla") { return 0 }
+    let digits = text.split(separator: " ").first { $0.hasSuffix("°") }.flatMap { Double($0.dropLast()) }
+    guard let digits else { return nil }
+    if text.hasSuffix("to your left") { return -digits }
+    if text.hasSuffix("to your right") { return digits }
+    return nil
+}
+
+@Suite(.serialized) struct AppIntegrationTests {
+    /// The needle points where qiblad says (±2°) at several headings, north is drawn where the
+    /// heading puts it, and the accessible description says the same turn.
+    @Test(arguments: [40.0, 118.0, 200.0, 330.0])
+    func theNeedlePointsToTheQibla(headingDegrees: Double) throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startPhone(headingDegrees: headingDegrees)
+        try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
+        let monitor = try rig.holdClaim()
+        defer { monitor.terminate() }
+        let (report, path, status) = try rig.screenshot()
+        #expect(status == 0)
+        #expect(report["page"] == "compass")
+        // What qiblad publishes now, read by another client: the heading the app had to draw.
+        let heading = try #require(rig.property("Heading") as? Double)
+        let appHeading = try #require(Double(report["heading"] ?? ""))
+        #expect(abs(angleDifference(heading, appHeading)) < 1.0, "the app drew heading \(appHeading)°, qiblad now says \(heading)°")
+        // The daemon itself is close to the simulated truth (a sanity check of the scene, not of the app).
+        #expect(abs(angleDifference(heading, headingDegrees)) < 6, "qiblad heading \(heading)° for a phone at \(headingDegrees)°")
+
+        let shot = try Screenshot(path: path)
+        let dial = try #require(shot.dial(), "no dial hub in the screenshot")
+        let needle = try #require(dial.needleDegrees, "no needle (\(dial.needlePixels) pixels)")
+        let north = try #require(dial.northDegrees, "no north (\(dial.northPixels) pixels)")
+        let expectedNeedle = london.qibla - appHeading
+        #expect(abs(angleDifference(needle, expectedNeedle)) <= 2,
+                "needle drawn at \(needle)°, Qibla − heading = \(expectedNeedle)° (heading \(appHeading)°)")
+        #expect(abs(angleDifference(north, -appHeading)) <= 2, "north drawn at \(north)°, expected \(-appHeading)°")
+
+        let spoken = try #require(signedTurn(fromAccessible: report["accessible"] ?? ""), "accessible: \(report["accessible"] ?? "")")
+        if report["facing"] == "true" {
+            #expect(abs(angleDifference(needle, 0)) <= 10)
+        } else {
+            #expect(abs(angleDifference(needle, spoken)) <= 2.5, "says \(spoken)°, the needle is drawn at \(needle)°")
+        }
+    }
+
+    /// Facing the Qibla: the distinct state, the needle straight up.
+    @Test func facingTheQiblaIsItsOwnState() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startPhone(headingDegrees: london.qibla)
+        try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
+        let (report, path, status) = try rig.screenshot()
+        #expect(status == 0)
+        #expect(report["facing"] == "true", "\(report)")
+        #expect(report["instruction"] == "Facing the Qibla")
+        #expect(report["accessible"]?.hasPrefix("Facing the Qibla") == true)
+        let dial = try #require(try Screenshot(path: path).dial())
+        let needle = try #require(dial.needleDegrees)
+        #expect(abs(angleDifference(needle, 0)) <= 3, "needle at \(needle)°")
+    }
+
+    /// No qiblad on the bus: the page that says how to start it.
+    @Test func withoutQibladTheAppSaysHowToStartIt() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        let (report, path, status) = try rig.screenshot()
+        #expect(status == 0)
+        #expect(report["page"] == "no-daemon")
+        #expect(try Screenshot(path: path).dial() == nil, "a dial without a daemon")
+    }
+
+    /// A compass but no position: the manual entry page.
+    @Test func withoutAPositionTheAppAsksForOne() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startPhone(headingDegrees: 10)
+        try rig.startDaemon(location: nil)
+        let (report, path, status) = try rig.screenshot()
+        #expect(status == 0)
+        #expect(report["page"] == "no-position")
+        try keepForReadme(path, name: "no-position")
+        #expect(report["accessible"] == "Qibla unknown: no position")
+    }
+
+    /// A position but no sensors: the bearing as a number and the sun as the compass.
+    @Test func withoutACompassTheSunShowsTheWay() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
+        let (report, path, status) = try rig.screenshot()
+        #expect(status == 0)
+        #expect(report["page"] == "no-compass")
+        #expect(report["accessible"] == "Qibla 119° ESE from true north; no heading")
+        #expect(try Screenshot(path: path).dial() == nil, "a dial without a compass")
+        try keepForReadme(path, name: "no-compass")
+        #expect(try rig.property("HasCompass") as? Bool == false)
+    }
+
+    /// Typing a position (as a person types it: a minus sign, a space) reaches SetManualLocation.
+    @Test func typedPositionReachesTheDaemon() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startPhone(headingDegrees: 10)
+        try rig.startDaemon(location: nil)
+        let app = try ChildProcess(compassApp, ["--size", "360x720", "--verbose"], environment: rig.appEnvironment)
+        defer { app.terminate() }
+        let window = try #require(findWindow(pid: app.pid, display: display.display), "no window: \(app.standardError)")
+        #expect(waitUntil(timeout: 10) { app.standardError.contains("showing no-position") }, "\(app.standardError)")
+        let xdotool = ["DISPLAY": display.display]
+        // The entry has the focus on the no-position page; give the window X's input focus.
+        try run("xdotool", ["windowfocus", "--sync", window], environment: xdotool)
+        try run("xdotool", ["type", "--delay", "30", "--", "-33.9 18.4"], environment: xdotool)
+        try run("xdotool", ["key", "Return"], environment: xdotool)
+        let manual = waitUntil(timeout: 10) { (try? rig.property("LocationSource") as? String) == "manual" }
+        #expect(manual, "LocationSource stayed \(String(describing: try? rig.property("LocationSource"))); app: \(app.standardError)")
+        // busctl prints 20 significant digits, which JSONSerialization reads back to within an ulp or two.
+        #expect(abs((try rig.property("Latitude") as? Double ?? .nan) - -33.9) < 1e-9)
+        #expect(abs((try rig.property("Longitude") as? Double ?? .nan) - 18.4) < 1e-9)
+        #expect(app.standardError.contains("SetManualLocation -33.9 18.4"))
+    }
+
+    /// The claim follows visibility: held while the window is shown, released when it is
+    /// minimised (an X unmap of a shown window is GDK's "minimised" without a window manager),
+    /// taken again when it is back, and dropped by qiblad when the app quits.
+    @Test func theClaimFollowsTheWindow() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startPhone(headingDegrees: 10)
+        try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
+        func claims() -> Int { rig.daemonLog.components(separatedBy: "first compass claim").count - 1 }
+        func releases() -> Int { rig.daemonLog.components(separatedBy: "last compass claim released").count - 1 }
+        let app = try ChildProcess(compassApp, ["--size", "360x720", "--verbose"], environment: rig.appEnvironment)
+        defer { app.terminate() }
+        #expect(waitUntil(timeout: 15) { claims() == 1 }, "no claim: \(rig.daemonLog)")
+        #expect(waitUntil(timeout: 5) { (try? rig.property("HasCompass") as? Bool) == true })
+        let window = try #require(findWindow(pid: app.pid, display: display.display))
+        let xdotool = ["DISPLAY": display.display]
+        try run("xdotool", ["windowunmap", "--sync", window], environment: xdotool)
+        #expect(waitUntil(timeout: 5) { releases() == 1 }, "not released when minimised: \(app.standardError)")
+        #expect(rig.daemonLog.contains("stopping sensors"), "sensors still on")
+        try run("xdotool", ["windowmap", "--sync", window], environment: xdotool)
+        #expect(waitUntil(timeout: 5) { claims() == 2 }, "not claimed again when shown: \(app.standardError)")
+        app.terminate()
+        #expect(waitUntil(timeout: 5) { releases() == 2 }, "claim kept after the app quit")
+    }
+
+    /// The README's screenshots at a phone's and a desktop's size (written into screenshots/
+    /// when QIBLA_COMPASS_UPDATE_SCREENSHOTS=1).
+    @Test func screenshotsAtPhoneAndDesktopSize() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startPhone(headingDegrees: 100)
+        try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
+        for (name, size) in [("phone", "360x720"), ("desktop", "1000x640")] {
+            let (report, path, status) = try rig.screenshot(size: size, name: name)
+            #expect(status == 0)
+            #expect(report["page"] == "compass")
+            let shot = try Screenshot(path: path)
+            let dial = try #require(shot.dial())
+            if name == "desktop" {
+                // Wide: the dial sits in the left half, the cards beside it.
+                #expect(dial.centre.0 < Double(shot.width) / 2, "dial centre \(dial.centre) in a \(shot.width)-wide window")
+            } else {
+                #expect(abs(dial.centre.0 - Double(shot.width) / 2) < 20, "dial not centred: \(dial.centre)")
+            }
+            try keepForReadme(path, name: name)
+        }
+    }
+}
+
+/// With QIBLA_COMPASS_UPDATE_SCREENSHOTS=1, copies a screenshot to clients/qibla-compass/screenshots/NAME.png (README's pictures).
+func keepForReadme(_ path: String, name: String) throws {
+    guard ProcessInfo.processInfo.environment["QIBLA_COMPASS_UPDATE_SCREENSHOTS"] == "1" else { return }
+    let target = repositoryRoot.appendingPathComponent("clients/qibla-compass/screenshots/\(name).png").path
+    try? FileManager.default.createDirectory(atPath: (target as NSString).deletingLastPathComponent, withIntermediateDirectories: true)
+    try? FileManager.default.removeItem(atPath: target)
+    try FileManager.default.copyItem(atPath: path, toPath: target)
+}
+
+/// The X window id of the app's toplevel (GTK sets _NET_WM_PID), once it is mapped.
+func findWindow(pid: Int32, display: String) -> String? {
+    var found: String?
+    _ = waitUntil(timeout: 15) {
+        guard let r = try? run("xdotool", ["search", "--onlyvisible", "--pid", "\(pid)"], environment: ["DISPLAY": display], timeout: 5) else { return false }
+        found = r.stdout.split(separator: "\n").last.map(String.init)
+        return found != nil
+    }
+    return found
+}
