@@ -19,6 +19,11 @@ prints the minimum, which is about the read-to-signal path alone.
 
 Writes its table between the sample-latency markers of BENCHMARKS.md (--output /dev/null: print
 only). Standard library only. Needs dbus-daemon and busctl.
+
+With --after-rest (issue 25), each step is a turn of --step-deg (90 by default there) after the
+phone has lain still for --rest-wait seconds (past the 2 s that make a rest), at 20 Hz with each
+`rest-sample-rate` of --rest-rates: the time to the first `Heading` signal and to the first one
+within 2 degrees of the new heading; the table goes between the rest-latency markers.
 """
 import argparse, json, os, queue, shutil, subprocess, sys, tempfile, threading, time
 
@@ -30,6 +35,10 @@ parser.add_argument("--rates", default="20,100", help="qiblad sample-rate settin
 parser.add_argument("--step-deg", type=float, default=5.0, help="size of each step, degrees")
 parser.add_argument("--settle", type=float, default=1.2, help="seconds between steps")
 parser.add_argument("--output", default=os.path.join(root, "BENCHMARKS.md"))
+parser.add_argument("--after-rest", action="store_true", help="turns after a rest (issue 25)")
+parser.add_argument("--rest-rates", default="2,4", help="rest-sample-rate settings for --after-rest, Hz")
+parser.add_argument("--rest-wait", type=float, default=3.5, help="seconds still before each turn (--after-rest)")
+parser.add_argument("--turn-degrees", default="90,20", help="turn sizes for --after-rest, degrees")
 args = parser.parse_args()
 
 # The benchmarks' scratch root (scripts/lib/bench-common.sh: a noatime tmpfs as root, as sysfs has no atime).
@@ -81,9 +90,10 @@ def stop_all():
     procs.clear()
 
 
-def measure(rate, scenes):
-    """Steps at one sample-rate; returns the latencies, ms."""
-    sys_root = os.path.join(tmp, "sys-%g" % rate)
+def measure(rate, scenes, rest_rate=None):
+    """Steps at one sample-rate; returns the latencies, ms (with rest_rate: pairs of the first
+    Heading signal's latency and the first within 2 degrees of the new heading)."""
+    sys_root = os.path.join(tmp, "sys-%g-%s" % (rate, rest_rate))
     subprocess.run([os.path.join(args.bindir, "qibla-sim"), "run", "--root", sys_root, "--phone", "pinephone",
                     "--lat", LAT, "--lon=" + LON, "--heading-deg", "0", "--noise-ut", "0", "--accel-noise", "0",
                     "--duration", "0.5"], check=True, stdout=subprocess.DEVNULL)
@@ -106,6 +116,8 @@ def measure(rate, scenes):
     config = os.path.join(tmp, "qiblad-%g.conf" % rate)
     with open(config, "w") as conf:
         conf.write("sample-rate = %g\n" % rate)
+        if rest_rate is not None:
+            conf.write("rest-sample-rate = %s\n" % rest_rate)
     spawn([os.path.join(args.bindir, "qiblad"), "--session", "--no-gpsd", "--sysfs-root", sys_root,
            "--state-dir", os.path.join(tmp, "state-%g" % rate), "--location=%s,%s" % (LAT, LON), "--config", config],
           env=env, stderr=open(os.path.join(tmp, "qiblad-%g.log" % rate), "w"))
@@ -123,13 +135,41 @@ def measure(rate, scenes):
             except ValueError:
                 continue
             if isinstance(changed, dict) and "Heading" in changed:
-                arrivals.put(now)
+                arrivals.put((now, changed["Heading"].get("data") if isinstance(changed["Heading"], dict) else None))
     threading.Thread(target=read_monitor, daemon=True).start()
     time.sleep(0.5)
     spawn([os.path.join(args.bindir, "qiblactl"), "monitor"], env=env, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     time.sleep(3)  # the claim starts the sensors; the first headings go out
 
     latencies = []
+    if rest_rate is not None:
+        for step in range(args.steps):
+            time.sleep(args.rest_wait + (step * 0.6180339887 % 1.0) * 0.5)  # at any phase of the rest period
+            while not arrivals.empty():
+                arrivals.get_nowait()
+            target = args.step_deg * ((step + 1) % 2)
+            written = write_scene(scenes[(step + 1) % 2])
+            first = close = None
+            deadline = written + 3
+            while close is None and time.monotonic() < deadline:
+                try:
+                    arrived, heading = arrivals.get(timeout=max(0.01, deadline - time.monotonic()))
+                except queue.Empty:
+                    break
+                if first is None:
+                    first = arrived
+                if heading is not None and abs((heading - target + 180) % 360 - 180) <= 2:
+                    close = arrived
+            if first is None or close is None:
+                print("step %d after rest (%s Hz): no Heading within 2 degrees of %g within 3 s" % (step, rest_rate, target),
+                      file=sys.stderr)
+                continue
+            latencies.append(((first - written) * 1000, (close - written) * 1000))
+        for fd in files:
+            os.close(fd)
+        if len(latencies) < args.steps * 0.9:
+            raise SystemExit("measure-sample-latency: only %d of %d turns after a rest were followed" % (len(latencies), args.steps))
+        return latencies
     for step in range(args.steps):
         while not arrivals.empty():
             arrivals.get_nowait()
@@ -138,7 +178,7 @@ def measure(rate, scenes):
         time.sleep((step * 0.6180339887 % 1.0) * 0.1)
         written = write_scene(scenes[(step + 1) % 2])
         try:
-            arrived = arrivals.get(timeout=2)
+            arrived, _ = arrivals.get(timeout=2)
         except queue.Empty:
             print("step %d at %g Hz: no Heading signal within 2 s" % (step, rate), file=sys.stderr)
             continue
@@ -168,7 +208,47 @@ def write_marked_section(path, marker, text):
     print("updated %s" % path, file=sys.stderr)
 
 
+def after_rest():
+    """The --after-rest table (issue 25)."""
+    rows = []
+    for turn, rest_rate in [(float(t), r) for t in args.turn_degrees.split(",") for r in args.rest_rates.split(",")]:
+        args.step_deg = turn
+        scenes = [still_scene(0), still_scene(turn)]
+        pairs = measure(20, scenes, rest_rate)
+        stop_all()
+        first, close = [p[0] for p in pairs], [p[1] for p in pairs]
+        print("turn of %g degrees after a rest, rest-sample-rate %s: n=%d first Heading median %.0f ms max %.0f ms; within 2 degrees median %.0f ms max %.0f ms"
+              % (turn, rest_rate, len(pairs), percentile(first, 50), max(first), percentile(close, 50), max(close)), file=sys.stderr)
+        rows.append("| %g° | %s | %d | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %.0f ms |"
+                    % (turn, rest_rate if rest_rate == "off" else rest_rate + " Hz", len(pairs), percentile(first, 50), percentile(first, 90),
+                       max(first), percentile(close, 50), max(close)))
+    machine = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
+    section = """<!-- rest-latency:begin (generated by scripts/measure-sample-latency.py --after-rest; edit outside the markers) -->
+## A turn after a rest (issue 25)
+
+- Date: %s; machine: %s (%d logical CPUs), %s %s.
+- Command: `scripts/measure-sample-latency.py --after-rest --steps %d --rest-rates %s --turn-degrees %s` (release build, polling,
+  `sample-rate = 20`, the default `max-signal-rate = 10`).
+- Setup: as above, but before each step the phone lies still for %g s to %g s (a rest begins after 2 s), and each step
+  turns it (a turn of 30° or more restarts the heading's 0.5 s smoothing window; a smaller one is averaged into it); the times are from the rewrite of `in_magn_{x,y,z}_raw` to the first `Heading` signal seen by
+  `busctl monitor`, and to the first one within 2° of the new heading. By construction the turn waits for the next
+  read at the rest rate: up to one rest period (500 ms at 2 Hz, 250 ms at 4 Hz), uniformly.
+
+| turn | rest-sample-rate | turns | first Heading, median | p90 | max | within 2°, median | max |
+|---|---|---:|---:|---:|---:|---:|---:|
+%s
+<!-- rest-latency:end -->
+""" % (time.strftime("%Y-%m-%d %H:%M UTC", time.gmtime()), machine.replace(" 7R13 Processor", ""), os.cpu_count(),
+       os.uname().sysname, os.uname().release, args.steps, args.rest_rates, args.turn_degrees, args.rest_wait,
+       args.rest_wait + 0.5, "\n".join(rows))
+    print(section)
+    write_marked_section(args.output, "rest-latency", section)
+
+
 try:
+    if args.after_rest:
+        after_rest()
+        raise SystemExit(0)
     scenes = [still_scene(0), still_scene(args.step_deg)]
     rows = []
     for rate in [float(r) for r in args.rates.split(",")]:

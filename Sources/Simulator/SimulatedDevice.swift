@@ -28,7 +28,9 @@ import SystemPackage
 /// ``ScanLayout`` describes. When the pipe is full the scan is dropped (counted in ``droppedScans``),
 /// like a kernel buffer overrun. `buffer/watermark` is honoured as the kernel does for `poll`:
 /// scans are held back until that many are waiting, then written together (one wakeup of the
-/// reader per watermark's worth of scans). What a FIFO cannot model: the kernel's non-blocking
+/// reader per watermark's worth of scans). `sampling_frequency` is honoured too: a scan is staged
+/// only when 1 / `sampling_frequency` has passed since the last one (a device set slower than the
+/// simulator's rate skips samples; faster, it takes every one). What a FIFO cannot model: the kernel's non-blocking
 /// read also returns the scans waiting below the watermark; here they are not there to read
 /// until the watermark is reached.
 ///
@@ -91,6 +93,8 @@ public final class SimulatedDevice {
     private var pendingScanSize = 0
     /// The watermark was reached when the last scan was staged: ``flushScans()`` writes them.
     private var flushDue = false
+    /// `in_timestamp` of the last scan staged (nanoseconds).
+    private var lastScanNanoseconds: Int64?
 
     /// Axis suffixes in index order.
     public static let axes = ["x", "y", "z"]
@@ -212,6 +216,11 @@ public final class SimulatedDevice {
             try write("in_\(t)_\(axis)_raw", text, mode: configuration.writeMode)
         }
         if fifo != nil, isBufferEnabled {
+            if let last = lastScanNanoseconds, let hertz = samplingFrequencyHertz,
+               Double(timestampNanoseconds - last) + 1e6 < 1e9 / hertz {
+                return raw  // the device samples slower than the simulator: no scan this time
+            }
+            lastScanNanoseconds = timestampNanoseconds
             let layout = ScanLayout(channels: fullScanLayout.channels.filter { isEnabled($0.name) })
             if layout.scanSizeBytes > 0 {
                 var values: [String: Int64] = ["in_timestamp": timestampNanoseconds]
@@ -257,6 +266,11 @@ public final class SimulatedDevice {
     /// `buffer/watermark` (at least 1): how many scans make the buffer readable.
     var watermark: Int {
         AttributeFiles.readSmallFile("\(directory)/buffer/watermark").map(Self.trimmed).flatMap { Int($0) }.map { max(1, $0) } ?? 1
+    }
+
+    /// `sampling_frequency` (hertz) when the style has one and it reads a positive number.
+    var samplingFrequencyHertz: Double? {
+        AttributeFiles.readSmallFile("\(directory)/sampling_frequency").map(Self.trimmed).flatMap { Double($0) }.flatMap { $0 > 0 ? $0 : nil }
     }
 
     /// True when `buffer/enable` currently reads `1`.

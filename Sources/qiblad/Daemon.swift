@@ -661,6 +661,12 @@ final class Daemon: @unchecked Sendable {
             }
             lastDroppedValueSeconds = seconds
             return
+        case .resting(let resting):
+            // At rest only the sensors' reads run; the pages the heading's path needed go back
+            // (they come back with the first sample that moves).
+            logger.debug(resting ? "the phone rests: reading the sensors at the rest rate" : "the phone moves: full rate")
+            if resting { codePages.trimAfterPendingWork() }
+            return
         case .samples(let samples):
             let previousRejection = model.compass.lastRejection
             let before = model.compass.state

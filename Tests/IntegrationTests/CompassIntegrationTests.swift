@@ -12,14 +12,16 @@ final class SimulatedPhone: @unchecked Sendable {
     let simulator: Simulator
     private var thread: Thread?
 
-    init(phone: PhoneModel = .pinephone, scene: Scene, seed: UInt64 = 7) throws {
+    /// `buffered`: the devices have IIO buffers whose scans go to FIFOs under ``devRoot``.
+    init(phone: PhoneModel = .pinephone, scene: Scene, seed: UInt64 = 7, buffered: Bool = false) throws {
         directory = try TemporaryDirectory(prefix: "qiblad-phone")
         simulator = try Simulator(phone: phone, scene: scene, sysfsRoot: directory.path + "/sys",
-                                  devRoot: directory.path + "/dev", seed: seed)
+                                  devRoot: directory.path + "/dev", buffered: buffered, seed: seed)
         _ = try simulator.step(to: 0)
     }
 
     var sysfsRoot: String { directory.path + "/sys" }
+    var devRoot: String { directory.path + "/dev" }
 
     /// Writes samples at `rate` Hz on a background thread until ``stop()``.
     func start(rate: Double = 20) {
@@ -51,10 +53,13 @@ final class CompassRig: @unchecked Sendable {
     let daemon: QibladHarness
     private(set) var monitor: ChildProcess?
 
+    /// `buffered`: the phone's devices have IIO buffers and qiblad reads them (`sensor-mode =
+    /// buffered` belongs in `configuration`).
     init(phone model: PhoneModel = .pinephone, scene: Scene, location: String, configuration: String? = nil,
-         rate: Double = 20, claim: Bool = true) throws {
-        phone = try SimulatedPhone(phone: model, scene: scene)
-        daemon = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=\(location)"])
+         rate: Double = 20, claim: Bool = true, buffered: Bool = false) throws {
+        phone = try SimulatedPhone(phone: model, scene: scene, buffered: buffered)
+        daemon = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=\(location)"]
+                                   + (buffered ? ["--dev-root", phone.devRoot] : []))
         if let configuration { try daemon.stateDirectory.write(configuration, to: "qiblad.conf") }
         try daemon.start()
         phone.start(rate: rate)

@@ -67,6 +67,8 @@ private final class BufferedPhone {
         var batches = 0
         /// Samples whose timestamp is older than the previous sample of the same batch.
         var outOfOrder = 0
+        /// `.resting` events: the last one's value, and how many.
+        var resting = false, restChanges = 0
     }
 
     let scratch = ScratchDirectory()
@@ -78,7 +80,8 @@ private final class BufferedPhone {
     let hub: SensorHub
     let counts = Counts()
 
-    init(kernelLike: Bool = false, rateHertz: Double = 20) throws {
+    /// `restSampleRateHertz`: nil (the full rate always) unless a test is about the rest.
+    init(kernelLike: Bool = false, rateHertz: Double = 20, restSampleRateHertz: Double? = nil) throws {
         let (sysfs, dev) = (scratch.sysfs, scratch.dev)
         let magnetometer = PhoneModel.pinephone.magnetometer(buffered: true)!
         let accelerometer = PhoneModel.pinephone.accelerometer(buffered: true)
@@ -97,11 +100,16 @@ private final class BufferedPhone {
         var configuration = SensorConfiguration(sysfsRoot: sysfs, devRoot: dev, mode: .buffered, sampleRateHertz: rateHertz)
         configuration.udevDataDirectory = scratch.path + "/no-udev"
         configuration.bufferWatchdog = .seconds(3600)
+        configuration.restSampleRateHertz = restSampleRateHertz
         loop = try EventLoop()
         var logger = Logger(label: "qiblad.iio.test")
         logger.logLevel = .critical
         let counts = self.counts
         hub = SensorHub(configuration: configuration, loop: loop, logger: logger) { event in
+            if case .resting(let resting) = event {
+                counts.resting = resting
+                counts.restChanges += 1
+            }
             guard case .samples(let batch) = event else { return }
             counts.batches += 1
             var previous = Int64.min
@@ -234,5 +242,67 @@ private final class BufferedPhone {
         #expect(Double(wakeups) <= 1.15 * intervals + seconds + 1, "\(wakeups) wakeups for \(intervals) hand-off intervals")
         #expect(Double(batches) <= 1.15 * intervals, "one hand-over per wakeup, both devices' samples together")
         #expect(phone.counts.outOfOrder == 0)
+    }
+}
+
+/// Issue 25 in buffered mode: at rest the devices sample at the slowest available rate at or above
+/// `rest-sample-rate` and fill a rest period's batch per wakeup; motion brings the full rate back;
+/// every attribute changed is restored at release.
+@Suite(.serialized) struct BufferedRestTests {
+    @Test func restWatermarkIsOneRestPeriodOfScans() {
+        // An MPU-6050 cannot go below 10 Hz: 5 scans a wakeup at 2 Hz; a follower's backstop twice that.
+        #expect(BufferedDriver.restWatermark(deviceHertz: 10, restHertz: 2, follower: false, hardwareFIFOMaximum: nil) == 5)
+        #expect(BufferedDriver.restWatermark(deviceHertz: 10, restHertz: 2, follower: true, hardwareFIFOMaximum: nil) == 10)
+        // An LIS3MDL at 2.5 Hz: one scan a wakeup.
+        #expect(BufferedDriver.restWatermark(deviceHertz: 2.5, restHertz: 2, follower: false, hardwareFIFOMaximum: nil) == 1)
+        // A hardware FIFO's maximum caps it; so does three quarters of the 128-scan buffer.
+        #expect(BufferedDriver.restWatermark(deviceHertz: 104, restHertz: 2, follower: false, hardwareFIFOMaximum: 32) == 32)
+        #expect(BufferedDriver.restWatermark(deviceHertz: 416, restHertz: 2, follower: false, hardwareFIFOMaximum: nil) == 96)
+        #expect(BufferedDriver.restWatermark(deviceHertz: .nan, restHertz: 2, follower: false, hardwareFIFOMaximum: nil) == 1)
+    }
+
+    @Test func aStillBufferedPhoneIsReadSlowlyAndMotionBringsTheFullRateBack() throws {
+        let phone = try BufferedPhone(restSampleRateHertz: 2)
+        let simulator = try #require(phone.simulator)
+        let sysfs = phone.scratch.sysfs + "/bus/iio/devices"
+        let (magnetometer, accelerometer) = (sysfs + "/iio:device1", sysfs + "/iio:device2")  // PhoneModel.pinephone
+        func attribute(_ path: String) throws -> String { try readText(path).trimmingCharacters(in: .whitespacesAndNewlines) }
+        let before = try [magnetometer, accelerometer].flatMap { [try attribute($0 + "/sampling_frequency"), try attribute($0 + "/buffer/watermark")] }
+        phone.hub.start()
+        let running = Atomic<Bool>(true)
+        defer { running.store(false, ordering: .relaxed); simulator.stop() }
+        Thread { try? simulator.run(rateHertz: 20, durationSeconds: 30) }.start()
+        let clock = ContinuousClock()
+        func run(_ seconds: Double) throws -> Int {
+            let wakeups = phone.loop.wakeupCount
+            let end = clock.now.advanced(by: .milliseconds(Int(seconds * 1000)))
+            while clock.now < end { try phone.loop.runOnce(maximumWait: clock.now.duration(to: end)) }
+            return Int(phone.loop.wakeupCount - wakeups)
+        }
+        let moving = try run(1.5)
+        // The rest begins 2 s after the last motion.
+        for _ in 0..<60 where !phone.counts.resting { _ = try run(0.1) }
+        #expect(phone.counts.resting)
+        _ = try run(0.5)
+        let samples = phone.totalSamples
+        let resting = try run(3)
+        let restSamples = phone.totalSamples - samples
+        let restAttributes = try [magnetometer, accelerometer].flatMap { [try attribute($0 + "/sampling_frequency"), try attribute($0 + "/buffer/watermark")] }
+        // Motion: the phone is turned.
+        simulator.updateScene { $0.trajectory = .constant(DeviceOrientation(headingDegrees: 200, pitchDegrees: 10, rollDegrees: -5)) }
+        _ = try run(0.6)
+        let fullAgain = try [magnetometer, accelerometer].flatMap { [try attribute($0 + "/sampling_frequency"), try attribute($0 + "/buffer/watermark")] }
+        let movingAgain = try run(1.2)
+        phone.hub.stop()
+        let after = try [magnetometer, accelerometer].flatMap { [try attribute($0 + "/sampling_frequency"), try attribute($0 + "/buffer/watermark")] }
+        print("buffered rest: \(phone.counts.restChanges) rest changes; \(moving) loop wakeups in 1.5 s moving, \(resting) in 3 s resting (\(restSamples) samples handed over), \(movingAgain) in 1.2 s after a turn; sampling_frequency/watermark magnetometer, accelerometer: before \(before), at rest \(restAttributes), moving again \(fullAgain), after release \(after)")
+        // LIS3MDL: 2.5 Hz (the slowest at or above 2), one scan a wakeup; MPU-6050: 10 Hz, its
+        // follower's backstop two rest periods of scans.
+        #expect(restAttributes == ["2.5", "1", "10", "10"])
+        #expect(Double(resting) / 3 < Double(moving) / 1.5 / 2, "resting \(resting) in 3 s, moving \(moving) in 1.5 s")
+        #expect(restSamples <= 2, "a still phone's samples are not handed over")
+        #expect(fullAgain == ["20", "2", "20", "4"], "the full rate's attributes are back after a turn")
+        #expect(Double(movingAgain) / 1.2 > Double(resting) / 3 * 1.5, "moving again \(movingAgain) in 1.2 s")
+        #expect(after == before, "every attribute is restored at release")
     }
 }

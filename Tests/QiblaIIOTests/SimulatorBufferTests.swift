@@ -116,8 +116,8 @@ struct SimulatorBufferTests {
         let device = try SimulatedDevice(configuration: .init(style: .lis3mdl, deviceIndex: 0, buffered: true),
                                          sysfsRoot: scratch.sysfs, devRoot: scratch.dev)
         try device.enableAllScanElements()
-        // Nobody reads: a 64 KiB pipe holds 4096 scans of 16 bytes.
-        for i in 0..<5000 { try device.writeSample(Vector3(Double(i % 50), 0, 0), timestampNanoseconds: Int64(i)) }
+        // Nobody reads: a 64 KiB pipe holds 4096 scans of 16 bytes (one per 50 ms: the style's 20 Hz).
+        for i in 0..<5000 { try device.writeSample(Vector3(Double(i % 50), 0, 0), timestampNanoseconds: Int64(i) * 50_000_000) }
         #expect(device.writtenScans + device.droppedScans == 5000)
         #expect(device.droppedScans > 0)
         print("FIFO overrun: \(device.writtenScans) written, \(device.droppedScans) dropped")

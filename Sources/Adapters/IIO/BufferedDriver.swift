@@ -177,6 +177,70 @@ final class BufferedDriver: SensorDriver {
         min(bufferLengthScans * 3 / 4, 2 * watermark(configuration))
     }
 
+    /// `buffer/watermark` while the phone rests: one rest period of scans at the device's rate
+    /// (`deviceHertz`, what `sampling_frequency` reads after the nearest available rate at or above
+    /// the rest rate was chosen), so the device wakes the loop once per rest period even when it
+    /// cannot sample that slowly (an MPU-6050's slowest is 10 Hz: 5 scans a wakeup at 2 Hz). A
+    /// follower gets two periods (a backstop, as at the full rate). At most three quarters of the
+    /// buffer, and at most `buffer/hwfifo_watermark_max` where the driver has a hardware FIFO (the
+    /// kernel ABI, Documentation/ABI/testing/sysfs-bus-iio: the hardware watermark follows
+    /// `buffer/watermark`, capped there), so one hardware FIFO interrupt brings one batch.
+    static func restWatermark(deviceHertz: Double, restHertz: Double, follower: Bool, hardwareFIFOMaximum: Int?) -> Int {
+        let period = deviceHertz.isFinite && restHertz > 0 ? max(1, Int((deviceHertz / restHertz).rounded(.down))) : 1
+        let cap = min(bufferLengthScans * 3 / 4, hardwareFIFOMaximum.map { max(1, $0) } ?? .max)
+        return min(cap, follower ? 2 * period : period)
+    }
+
+    /// Switches between the full rate and the rest rate (nil: back to the full rate): the buffer is
+    /// disabled (the kernel refuses a new `buffer/watermark` while it runs), `sampling_frequency` and
+    /// `buffer/watermark` are set, and the buffer enabled again; scans already read stay pending.
+    /// Every attribute changed is restored at ``stop()`` to what it was before the first change.
+    /// Returns a line for the log; a failure to enable the buffer again stops the driver (``failure``).
+    func changeRate(restingAtHertz restHertz: Double?) -> String {
+        guard active, let bufferEnablePath else { return "\(device): not running" }
+        do { try SysfsAttribute.write("0", to: bufferEnablePath) } catch {
+            return "\(device): cannot disable the buffer to change its rate: \(error)"
+        }
+        let note = configureSamplingFrequency(device: device, kind: calibration.kind,
+                                              requestedHertz: restHertz ?? configuration.effectiveSampleRateHertz,
+                                              restorer: &restorer)
+        let bufferDirectory = device.sysfsPath + "/buffer"
+        var watermark = follower ? Self.followerWatermark(configuration) : Self.watermark(configuration)
+        if let restHertz {
+            watermark = Self.restWatermark(deviceHertz: currentSamplingFrequency() ?? configuration.effectiveSampleRateHertz,
+                                           restHertz: restHertz, follower: follower,
+                                           hardwareFIFOMaximum: SysfsAttribute.readTrimmed(bufferDirectory + "/hwfifo_watermark_max")
+                                               .flatMap { parseDecimalInteger($0) })
+        }
+        var line = "\(device) \(restHertz == nil ? "full rate" : "at rest"): \(note)"
+        if Sysfs.exists(bufferDirectory + "/watermark") {
+            do {
+                try restorer.set(bufferDirectory + "/watermark", to: String(watermark))
+                line += ", watermark \(watermark)"
+            } catch {
+                line += ", watermark unchanged (\(error))"
+            }
+        }
+        if let hardware = SysfsAttribute.readTrimmed(bufferDirectory + "/hwfifo_watermark") {
+            line += ", hardware FIFO watermark \(hardware)"
+        }
+        do { try SysfsAttribute.write("1", to: bufferEnablePath) } catch {
+            failure = "\(device): cannot enable the buffer again: \(error)"
+            teardown()
+        }
+        return line
+    }
+
+    /// What the device's sampling frequency reads now, hertz.
+    private func currentSamplingFrequency() -> Double? {
+        for base in ["in_\(calibration.kind.channelPrefix)_sampling_frequency", "sampling_frequency"] {
+            if let value = SysfsAttribute.readTrimmed(device.sysfsPath + "/" + base).flatMap({ parseFiniteDouble($0) }), value > 0 {
+                return value
+            }
+        }
+        return nil
+    }
+
     /// A trigger for this device: the one already set, else `<name>-dev<N>`, else one named after the device.
     private func chooseTrigger() -> String? {
         let currentPath = device.sysfsPath + "/trigger/current_trigger"

@@ -41,6 +41,8 @@ final class PolledChannel: Sendable {
 struct PollingSamplerSink {
     var deliver: (SensorSampleBatch) -> Void
     var dropped: (_ kind: SensorKind, _ count: Int) -> Void
+    /// The phone began (true) or ended (false) a rest.
+    var restChanged: (_ resting: Bool) -> Void
     var failed: (_ kind: SensorKind, _ reason: String) -> Void
 }
 
@@ -188,6 +190,7 @@ final class PollingSampler: @unchecked Sendable {
         // the detector says they carry something new (`RestDetector.shouldHandOver`): a phone lying
         // still costs its reads, not the heading pipeline, the loop or the bus.
         var held = (first: SensorSample?.none, second: SensorSample?.none)
+        var announcedResting = false
         while !thread.isStopRequested {
             let restingPeriod = restPeriod != nil && detector.isResting
             if self.configuration.load(ordering: .acquiring) != configuration {
@@ -285,6 +288,12 @@ final class PollingSampler: @unchecked Sendable {
                 if post, !loop.runWhileAsleep({ handOver() }) { loop.post(drain) }
             }
             readCounts.add(1, ordering: .relaxed)
+            if restPeriod != nil, detector.isResting != announcedResting {
+                // Once per rest, not per period: the loop hears of it (one wakeup).
+                announcedResting = detector.isResting
+                let resting = announcedResting
+                loop.post { [weak self] in self?.sink?.restChanged(resting) }
+            }
             if detector.isResting, let restPeriod {
                 restingReadCounts.add(1, ordering: .relaxed)
                 next += restPeriod

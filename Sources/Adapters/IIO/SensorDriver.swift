@@ -32,12 +32,14 @@ protocol SensorDriver: AnyObject {
 struct AttributeRestorer {
     private var saved: [(path: String, value: String)] = []
 
-    /// Writes `value` to `path` after saving the current text; skips the write when already equal.
+    /// Writes `value` to `path` after saving the current text (only the first time a path is
+    /// set: a rate switched back and forth is restored to what it was before the first switch);
+    /// skips the write when already equal.
     mutating func set(_ path: String, to value: String) throws(Errno) {
         let old = SysfsAttribute.readTrimmed(path)
         if old == value { return }
         try SysfsAttribute.write(value, to: path)
-        if let old { saved.append((path, old)) }
+        if let old, !saved.contains(where: { $0.path == path }) { saved.append((path, old)) }
     }
 
     /// Writes back the saved values, newest first; returns failures for logging.

@@ -37,6 +37,12 @@ public final class SensorHub: @unchecked Sendable {
     private(set) var stoppedThreads: [PlatformThread] = []
     /// One thread reads every polled sensor; it exists only while a polling driver is active.
     private var sampler: PollingSampler?
+    /// Buffered mode: whether the phone rests (the samples of every wakeup, in timestamp order).
+    /// Polling mode has its own, on the sampling thread.
+    private var rest: RestDetector
+    /// The newest sample time the detector has seen, seconds: a follower's scans can arrive on a
+    /// later wakeup than the leader's newer ones, and time running backwards would end a rest.
+    private var restClockSeconds = -Double.infinity
 
     public init(configuration: SensorConfiguration, loop: EventLoop, logger: Logger,
                 onEvent: @escaping (SensorEvent) -> Void) {
@@ -45,6 +51,7 @@ public final class SensorHub: @unchecked Sendable {
         self.logger = logger
         self.onEvent = onEvent
         retryDelay = configuration.initialRetryDelay
+        rest = RestDetector(configuration: configuration.rest)
     }
 
     deinit {
@@ -69,6 +76,8 @@ public final class SensorHub: @unchecked Sendable {
         droppedTotal = 0
         announcedUnavailable = nil
         retryDelay = configuration.initialRetryDelay
+        rest.reset()
+        restClockSeconds = -.infinity
         attemptStart()
     }
 
@@ -166,6 +175,10 @@ public final class SensorHub: @unchecked Sendable {
                 self.onEvent(.samples(batch))
             },
             dropped: { [weak self] kind, count in self?.sink(for: kind).dropped(count) },
+            restChanged: { [weak self] resting in
+                guard let self, self.running else { return }
+                self.onEvent(.resting(resting))
+            },
             failed: { [weak self] kind, reason in
                 guard let self else { return }
                 for case let driver as PollingDriver in drivers where driver.calibration.kind == kind { driver.readerFailed() }
@@ -204,15 +217,39 @@ public final class SensorHub: @unchecked Sendable {
             }
             index += 1
         }
+        // Motion-aware rate: every sample goes through the rest detector; while the phone rests only
+        // the newest pair goes on, and only when it drifted (`RestDetector.shouldHandOver`).
+        let restHertz = configuration.restSampleRateHertz.flatMap { $0 < configuration.effectiveSampleRateHertz ? $0 : nil }
+        let wasResting = restHertz != nil && rest.isResting
         var batch = SensorSampleBatch()
+        var newest = (acceleration: SensorSample?.none, field: SensorSample?.none)
         while running, let next = oldestPendingDriver() {
-            batch.append(next.takePending())
+            let sample = next.takePending()
+            if restHertz != nil {
+                restClockSeconds = max(restClockSeconds, Double(sample.timestampNanoseconds) * 1e-9)
+                if sample.kind == .accelerometer {
+                    rest.addAcceleration(sample.vector, time: restClockSeconds)
+                } else {
+                    rest.addField(sample.vector, time: restClockSeconds)
+                }
+            }
+            if wasResting {
+                if sample.kind == .accelerometer { newest.acceleration = sample } else { newest.field = sample }
+                continue
+            }
+            batch.append(sample)
             if batch.isFull {
                 onEvent(.samples(batch))
                 batch.removeAll()
             }
         }
+        if restHertz != nil, running, rest.shouldHandOver(), wasResting {
+            // The accelerometer first: the field is tilt-compensated with it.
+            if let acceleration = newest.acceleration { batch.append(acceleration) }
+            if let field = newest.field { batch.append(field) }
+        }
         if running, !batch.isEmpty { onEvent(.samples(batch)) }
+        if let restHertz, running, rest.isResting != wasResting { changeRates(restingAtHertz: rest.isResting ? restHertz : nil) }
         index = 0
         while running, index < drivers.count {
             // A failure reported earlier in this loop stops or removes the others.
@@ -223,6 +260,20 @@ public final class SensorHub: @unchecked Sendable {
             }
             index += 1
         }
+    }
+
+    /// The phone began or ended a rest: every buffered driver switches its rate and watermark
+    /// together (their batches stay paired in time), and the daemon hears of it.
+    private func changeRates(restingAtHertz restHertz: Double?) {
+        var index = 0
+        while index < drivers.count {
+            if let driver = drivers[index] as? BufferedDriver {
+                let line = driver.changeRate(restingAtHertz: restHertz)  // not inside the log call: its message is lazy
+                logger.debug("\(line)")
+            }
+            index += 1
+        }
+        onEvent(.resting(restHertz != nil))
     }
 
     /// The buffered driver whose oldest pending sample is the oldest of all; on a tie the

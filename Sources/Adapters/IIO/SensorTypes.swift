@@ -63,7 +63,9 @@ public struct SensorConfiguration: Sendable {
     public var mode: SensorReadingMode
     /// Requested sample rate in hertz (clamped to 0.1…1000).
     public var sampleRateHertz: Double
-    /// The rate while the phone rests (``QiblaCore/RestDetector``), hertz, or nil to read at
+    /// The rate while the phone rests (``QiblaCore/RestDetector``; polling: the sampling thread's
+    /// period; buffered: the nearest available `sampling_frequency` at or above it, and a
+    /// `buffer/watermark` of one rest period's scans), hertz, or nil to read at
     /// `sampleRateHertz` always (`rest-sample-rate`, default 2: a turn after a rest is seen within
     /// 500 ms, and a phone lying on a table costs a tenth of the reads; BENCHMARKS.md, "The phone
     /// lying still": at 2 Hz a claimed, still qiblad spends about what iio-sensor-proxy does).
@@ -130,4 +132,8 @@ public enum SensorEvent: Sendable {
     case unavailable(reason: String)
     /// Attribute values that could not be parsed and were dropped; `count` is the total since `start()`.
     case droppedValue(count: Int)
+    /// The phone began (true) or ended (false) a rest (``QiblaCore/RestDetector``): the sensors are
+    /// read at ``SensorConfiguration/restSampleRateHertz`` meanwhile, and only samples that drifted
+    /// are handed over, so the code of the heading's path is not needed until the rest ends.
+    case resting(Bool)
 }
