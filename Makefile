@@ -2,6 +2,7 @@
 # qiblad: build and install.
 #
 #   make                          swift build -c release
+#   make check                    the whole test suite (the daemon, then the app)
 #   sudo make install             into PREFIX (default /usr/local); packagers: make install PREFIX=/usr DESTDIR=…
 #   make install-user             into ~/.local and ~/.config/systemd/user, no root (the user service only)
 #   make uninstall / uninstall-user
@@ -54,8 +55,14 @@ USER_MODE_VARS = PREFIX=$(HOME)/.local SYSTEMDUSERUNITDIR=$(XDG_CONFIG_HOME)/sys
 BINARIES = qiblad qiblactl
 INSTALL  ?= install
 
-.PHONY: all build install install-user install-common install-system uninstall uninstall-user uninstall-common uninstall-system app install-app uninstall-app
+.PHONY: all build check install install-user install-common install-system uninstall uninstall-user uninstall-common uninstall-system app install-app uninstall-app
 all: build
+
+# The whole test suite (README's test command): the daemon's package, then the app's, whose tests
+# run the qiblad and qibla-sim the first step built (.build/debug) on a headless X server.
+check:
+	$(SWIFT) test
+	$(SWIFT) test --package-path clients/qibla-compass
 build:
 	$(SWIFT) build -c release --product qiblad
 	$(SWIFT) build -c release --product qiblactl

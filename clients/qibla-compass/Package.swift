@@ -11,6 +11,10 @@ import PackageDescription
 
 let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
+/// Release builds carry the Swift runtime inside the binary, as qiblad's do: a phone needs GTK and
+/// libadwaita from its distribution, not a Swift toolchain.
+let staticStdlib: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+
 let package = Package(
     name: "qibla-compass",
     products: [
@@ -38,7 +42,7 @@ let package = Package(
                 .product(name: "QiblaCore", package: "qiblad"),
                 .product(name: "QiblaInterface", package: "qiblad"),
             ],
-            swiftSettings: strict),
+            swiftSettings: strict, linkerSettings: staticStdlib),
         .testTarget(
             name: "CompassModelTests",
             dependencies: ["CompassModel", .product(name: "QiblaInterface", package: "qiblad")],

@@ -48,6 +48,7 @@ final class CompassWindow {
     private var stack: Widget!
     private var showToast: (String) -> Void = { _ in }
     private var dial: DrawingArea!
+    private let faceCache = DialView.FaceCache()
     private var mainBox: Widget!
     private var instructionLabel: Widget!
     private var headingLabel: Widget!
@@ -138,7 +139,7 @@ final class CompassWindow {
 
     private func buildCompassPage() -> Widget {
         dial = DrawingArea { [unowned self] cr, width, height in
-            DialView.draw(cr, width: width, height: height, state: dialState)
+            DialView.draw(cr, width: width, height: height, state: dialState, cache: faceCache)
         }
         dial.widget.sizeRequest(width: 240, height: 240)
         dial.widget.expand(horizontal: true, vertical: false)

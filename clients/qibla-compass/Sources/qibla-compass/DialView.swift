@@ -25,7 +25,10 @@ struct DialView {
         var dark = false
     }
 
-    static func draw(_ cr: Cairo, width: Double, height: Double, state: State) {
+    /// The letters' outlines, made once per dial radius.
+    final class FaceCache { var radius = 0.0; var letters: [String: CairoPath] = [:] }
+
+    static func draw(_ cr: Cairo, width: Double, height: Double, state: State, cache: FaceCache) {
         let radius = min(width, height) / 2 - 14
         guard radius > 20 else { return }
         let cx = width / 2, cy = height / 2
@@ -54,41 +57,14 @@ struct DialView {
         cr.color(state.isFacing ? needleColour : foreground)
         cr.fill()
 
-        // Ticks every 10°, longer every 30°, and the cardinal points, turned with the heading.
+        // Ticks, letters and north, turned with the heading. The letters' outlines are made once
+        // per size (cairo_text_path) and filled as paths each frame: a turning dial rasterises no
+        // glyphs, so FreeType's hinter does not run per frame and per angle.
+        if cache.radius != radius { cache.radius = radius; cache.letters = [:] }
         cr.save()
         cr.translate(cx, cy)
         cr.rotate(degrees: north)
-        for tick in stride(from: 0, to: 360, by: 10) {
-            cr.save()
-            cr.rotate(degrees: Double(tick))
-            let long = tick % 30 == 0
-            cr.newPath()
-            cr.move(0, -radius + 3)
-            cr.line(0, -radius + (long ? 15 : 9))
-            cr.color(foreground, alpha: long ? 0.8 : 0.45)
-            cr.lineWidth(long ? 2 : 1)
-            cr.stroke()
-            cr.restore()
-        }
-        let letters = [(0.0, tr("N")), (90.0, tr("E")), (180.0, tr("S")), (270.0, tr("W"))]
-        for (angle, letter) in letters {
-            cr.save()
-            cr.rotate(degrees: angle)
-            if angle == 0 {
-                cr.color(northColour)
-                // North's triangle, inside the ticks.
-                cr.newPath()
-                cr.move(0, -radius + 17)
-                cr.line(-8, -radius + 31)
-                cr.line(8, -radius + 31)
-                cr.close()
-                cr.fill()
-            } else {
-                cr.color(foreground)
-            }
-            cr.centredText(letter, x: 0, y: -radius + 46, size: max(14, radius * 0.12), bold: angle == 0)
-            cr.restore()
-        }
+        drawTurningFace(cr, radius: radius, foreground: foreground, cache: cache)
         cr.restore()
 
         guard let bearing = state.qiblaBearingDegrees else {
@@ -134,6 +110,43 @@ struct DialView {
         cr.restore()
 
         drawHub(cr, cx: cx, cy: cy, radius: radius)
+    }
+
+    /// The part of the dial that turns, centred on the origin, north up.
+    private static func drawTurningFace(_ cr: Cairo, radius: Double, foreground: RGB, cache: FaceCache) {
+        for tick in stride(from: 0, to: 360, by: 10) {
+            cr.save()
+            cr.rotate(degrees: Double(tick))
+            let long = tick % 30 == 0
+            cr.newPath()
+            cr.move(0, -radius + 3)
+            cr.line(0, -radius + (long ? 15 : 9))
+            cr.color(foreground, alpha: long ? 0.8 : 0.45)
+            cr.lineWidth(long ? 2 : 1)
+            cr.stroke()
+            cr.restore()
+        }
+        let letters = [(0.0, tr("N")), (90.0, tr("E")), (180.0, tr("S")), (270.0, tr("W"))]
+        for (angle, letter) in letters {
+            cr.save()
+            cr.rotate(degrees: angle)
+            if angle == 0 {
+                cr.color(northColour)
+                // North's triangle, inside the ticks.
+                cr.newPath()
+                cr.move(0, -radius + 17)
+                cr.line(-8, -radius + 31)
+                cr.line(8, -radius + 31)
+                cr.close()
+                cr.fill()
+            } else {
+                cr.color(foreground)
+            }
+            let outline = cache.letters[letter] ?? cr.textOutline(letter, x: 0, y: -radius + 46, size: max(14, radius * 0.12), bold: angle == 0)
+            cache.letters[letter] = outline
+            cr.fill(outline)
+            cr.restore()
+        }
     }
 
     private static func drawHub(_ cr: Cairo, cx: Double, cy: Double, radius: Double) {

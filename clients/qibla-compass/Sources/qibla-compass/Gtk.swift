@@ -224,6 +224,36 @@ struct Cairo {
     }
 }
 
+/// A path copied out of a cairo context (a text outline), filled again without re-making it.
+final class CairoPath {
+    let path: UnsafeMutablePointer<cairo_path_t>
+    init(_ path: UnsafeMutablePointer<cairo_path_t>) { self.path = path }
+    deinit { cairo_path_destroy(path) }
+}
+
+extension Cairo {
+    /// The outline of `text` centred on (x, y), in the current transformation's user space.
+    func textOutline(_ text: String, x: Double, y: Double, size: Double, bold: Bool) -> CairoPath {
+        cairo_select_font_face(context, "Cantarell", CAIRO_FONT_SLANT_NORMAL, bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
+        cairo_set_font_size(context, size)
+        var extents = cairo_text_extents_t()
+        cairo_text_extents(context, text, &extents)
+        cairo_new_path(context)
+        cairo_move_to(context, x - extents.width / 2 - extents.x_bearing, y - extents.height / 2 - extents.y_bearing)
+        cairo_text_path(context, text)
+        let path = CairoPath(cairo_copy_path(context))
+        cairo_new_path(context)
+        return path
+    }
+
+    /// Fills a stored path with the current source.
+    func fill(_ path: CairoPath) {
+        cairo_new_path(context)
+        cairo_append_path(context, path.path)
+        cairo_fill(context)
+    }
+}
+
 /// A colour, components 0…1.
 struct RGB: Equatable {
     var r, g, b: Double
