@@ -184,13 +184,20 @@ func signedTurn(fromAccessible text: String) -> Double? {
         }
     }
 
-    /// Facing the Qibla: the distinct state, the needle straight up.
+    /// Facing the Qibla: the distinct state, the needle straight up, and a vibration asked of
+    /// feedbackd (the call seen on the bus by `busctl monitor`; no feedbackd runs here).
     @Test func facingTheQiblaIsItsOwnState() throws {
         let display = try HeadlessDisplay()
         let rig = try AppRig(display: display)
         try rig.startPhone(headingDegrees: london.qibla)
         try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
+        let monitor = try ChildProcess("busctl", ["--address=\(rig.bus.address)", "monitor", "--match",
+                                                  "type='method_call',interface='org.sigxcpu.Feedback'"])
+        defer { monitor.terminate() }
+        usleep(300_000)
         let (report, path, status) = try rig.screenshot()
+        #expect(waitUntil(timeout: 3) { monitor.standardOutput.contains("TriggerFeedback") }, "no feedback asked: \(monitor.standardOutput)")
+        #expect(monitor.standardOutput.contains("io.github.qiblad.Compass"))
         #expect(status == 0)
         #expect(report["facing"] == "true", "\(report)")
         #expect(report["instruction"] == "Facing the Qibla")
@@ -261,8 +268,8 @@ func signedTurn(fromAccessible text: String) -> Double? {
     }
 
     /// The claim follows visibility: held while the window is shown, released when it is
-    /// minimised (an X unmap of a shown window is GDK's "minimised" without a window manager),
-    /// taken again when it is back, and dropped by qiblad when the app quits.
+    /// minimised (an X unmap of a shown window is GDK's "minimised" without a window manager) or
+    /// the screen locks, taken again when it is back, and dropped by qiblad when the app quits.
     @Test func theClaimFollowsTheWindow() throws {
         let display = try HeadlessDisplay()
         let rig = try AppRig(display: display)
@@ -281,8 +288,13 @@ func signedTurn(fromAccessible text: String) -> Double? {
         #expect(rig.daemonLog.contains("stopping sensors"), "sensors still on")
         try run("xdotool", ["windowmap", "--sync", window], environment: xdotool)
         #expect(waitUntil(timeout: 5) { claims() == 2 }, "not claimed again when shown: \(app.standardError)")
+        // The screen locks and unlocks (org.gnome.ScreenSaver's signal, as Phosh and GNOME send it).
+        try rig.bus.busctl(["emit", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver", "ActiveChanged", "b", "true"])
+        #expect(waitUntil(timeout: 5) { releases() == 2 }, "not released when the screen locked: \(app.standardError)")
+        try rig.bus.busctl(["emit", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver", "ActiveChanged", "b", "false"])
+        #expect(waitUntil(timeout: 5) { claims() == 3 }, "not claimed again when unlocked: \(app.standardError)")
         app.terminate()
-        #expect(waitUntil(timeout: 5) { releases() == 2 }, "claim kept after the app quit")
+        #expect(waitUntil(timeout: 5) { releases() == 3 }, "claim kept after the app quit")
     }
 
     /// The README's screenshots at a phone's and a desktop's size (written into screenshots/
