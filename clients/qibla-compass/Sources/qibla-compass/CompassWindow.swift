@@ -412,7 +412,9 @@ final class CompassWindow {
         guard let bus, let (latitude, longitude) = sunPlace else { return }
         let now = MainLoop.nowMicroseconds
         bus.call(QiblaMethod.sunPosition.rawValue, [Variant.double(latitude), Variant.double(longitude), Variant.uint64(now)]) { [unowned self] result in
-            if case .success(let reply) = result, reply.childCount == 2 { sunIsUp = reply.child(1).double >= 5; update() }
+            if case .success(let reply) = result, reply.childCount == 2 { sunIsUp = reply.child(1).double >= 5 }
+            sunPositionArrived = true
+            update()
         }
         bus.call(QiblaMethod.qiblaSunTimes.rawValue, [Variant.double(latitude), Variant.double(longitude), Variant.uint64(now)]) { [unowned self] result in
             guard case .success(let reply) = result, reply.childCount == 1 else { return }
@@ -439,6 +441,7 @@ final class CompassWindow {
         _ = force
     }
     private var sunInfoArrived = false
+    private var sunPositionArrived = false
 
     private func kaabaPassages(year: Int32, after now: UInt64) {
         bus?.call(QiblaMethod.kaabaSunPassages.rawValue, [Variant.int32(year)]) { [unowned self] result in
@@ -498,7 +501,8 @@ final class CompassWindow {
         let page = screen.page
         let complete: Bool
         switch page {
-        case .compass: complete = screen.dialNorthScreenDegrees != nil && screen.qiblaBearingDegrees != nil && screen.wedgeHalfWidthDegrees != nil
+        case .compass: complete = screen.dialNorthScreenDegrees != nil && screen.qiblaBearingDegrees != nil
+            && screen.wedgeHalfWidthDegrees != nil && sunPositionArrived
         case .noCompass: complete = sunInfoArrived
         case .noPosition: complete = !manualRequested
         case .noDaemon: complete = now - startedMicroseconds > 1_500_000
@@ -530,6 +534,7 @@ final class CompassWindow {
         print("accessible=\(screen.accessibleDescription)")
         print("instruction=\(screen.instruction)")
         print("facing=\(screen.isFacing)")
+        print("sun-check=\(sunCheckButton.isVisible ? "shown" : "hidden")")
         print("heading=\(properties.double(.heading).map { "\($0)" } ?? "nan")")
         print("qibla=\(properties.double(.qiblaBearing).map { "\($0)" } ?? "nan")")
         print("size=\(window.width)x\(window.height)")

@@ -22,6 +22,21 @@ let compassApp = product("qibla-compass").path
 /// 21.4225241, 39.8261818) — Tests/Reference/qibla-cities.csv, from shared/reference.
 let london = (latitude: 51.5074, longitude: -0.1278, qibla: 118.987)
 
+/// A place where the sun is high now: the longitude of local solar noon (within the equation of
+/// time's quarter of an hour) at the latitude of the sun's declination, roughly (±23.4° over the
+/// year, by the day of the year); and its antipode, where it is night.
+func sunlitPlace(now: Date = Date()) -> (day: (Double, Double), night: (Double, Double)) {
+    let seconds = now.timeIntervalSince1970
+    let utcHours = (seconds / 3600).truncatingRemainder(dividingBy: 24)
+    var longitude = (12 - utcHours) * 15
+    if longitude < -180 { longitude += 360 }
+    // Declination ≈ −23.44° cos(2π (d + 10) / 365.24), d the day of the year (the December solstice is on day −10).
+    let day = Calendar(identifier: .gregorian).ordinality(of: .day, in: .year, for: now) ?? 1
+    let declination = -23.44 * cos(2 * .pi * (Double(day) + 10) / 365.24)
+    let antipodeLongitude = longitude > 0 ? longitude - 180 : longitude + 180
+    return ((declination, longitude), (-declination, antipodeLongitude))
+}
+
 /// A headless X server on a display of its own.
 final class HeadlessDisplay: @unchecked Sendable {
     let server: ChildProcess
@@ -205,6 +220,21 @@ func signedTurn(fromAccessible text: String) -> Double? {
         let dial = try #require(try Screenshot(path: path).dial())
         let needle = try #require(dial.needleDegrees)
         #expect(abs(angleDifference(needle, 0)) <= 3, "needle at \(needle)°")
+    }
+
+    /// The check against the sun is offered where the sun is up, not where it is night.
+    @Test func theSunCheckIsOfferedWhileTheSunIsUp() throws {
+        let places = sunlitPlace()
+        for (place, expected) in [(places.day, "shown"), (places.night, "hidden")] {
+            let display = try HeadlessDisplay()
+            let rig = try AppRig(display: display)
+            try rig.startPhone(headingDegrees: 10)
+            try rig.startDaemon(location: "\(place.0),\(place.1)")
+            let (report, _, status) = try rig.screenshot()
+            #expect(status == 0)
+            #expect(report["page"] == "compass")
+            #expect(report["sun-check"] == expected, "at \(place): \(report)")
+        }
     }
 
     /// No qiblad on the bus: the page that says how to start it.
