@@ -353,7 +353,7 @@ public let qiblaInterfaceXML = #"""
       <arg name="times" type="a(tsd)" direction="out"/>
     </method>
     <method name="KaabaSunPassages">
-      <annotation name="org.freedesktop.DBus.Description" value="A pure calculator: the sun's passages closest to the Kaaba's zenith (late May and mid July: every shadow in the sunlit half of the Earth points away from the Qibla) and nadir (January and late November: the sun itself stands in the Qibla) in a year, in time order: (time in microseconds since the Unix epoch, zenith or nadir). InvalidArgument for a year outside 1900 to 2149."/>
+      <annotation name="org.freedesktop.DBus.Description" value="A pure calculator: the sun's passages closest to the Kaaba's zenith (late May and mid July: every shadow in the sunlit half of the Earth points away from the Qibla) and nadir (January and late November: the sun stands opposite the Qibla wherever it is up, so every shadow points to the Qibla) in a year, in time order: (time in microseconds since the Unix epoch, zenith or nadir). InvalidArgument for a year outside 1900 to 2149."/>
       <arg name="year" type="i" direction="in"/>
       <arg name="passages" type="a(ts)" direction="out"/>
     </method>

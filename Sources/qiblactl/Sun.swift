@@ -110,7 +110,7 @@ struct Sun: ParsableCommand {
         }
         if let passage {
             let what = passage.kind == .zenith ? "the sun over the Kaaba: every shadow points away from the Qibla"
-                                               : "the sun under the Kaaba: wherever it is up, it stands in the Qibla"
+                                               : "the sun under the Kaaba: wherever it is up, shadows point to the Qibla"
             printLine("Next Kaaba passage: \(Self.localText(passage.unixSeconds, withTime: true).replacingFirst("T", with: " ").prefix(16)) local, \(passage.kind.rawValue) (\(what))")
         }
         if let checkError {

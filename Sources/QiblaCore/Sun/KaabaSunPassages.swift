@@ -7,8 +7,9 @@ public struct KaabaSunPassage: Sendable, Equatable {
         /// The sun closest to the zenith: at that moment every shadow in the sunlit half of the
         /// Earth points away from the Qibla.
         case zenith
-        /// The sun closest to the nadir (the sun overhead at the Kaaba's antipode): the sun itself
-        /// stands in the Qibla's direction wherever it is up.
+        /// The sun closest to the nadir (the sun overhead at the Kaaba's antipode): wherever it is
+        /// up it stands opposite the Qibla (the Kaaba and its antipode lie on one great circle
+        /// through every place, in opposite directions), so every shadow points to the Qibla.
         case nadir
     }
 
