@@ -12,6 +12,8 @@ struct DialView {
     static let hubColour = RGB(bytes: 53, 132, 228)
     static let northColour = RGB(bytes: 224, 27, 36)
     static let wedgeColour = RGB(bytes: 246, 211, 45)
+    /// The pointing mark while facing the Qibla: green, but not the needle's green.
+    static let facingMarkColour = RGB(bytes: 27, 133, 83)
     static let kaabaColour = RGB(bytes: 30, 30, 30)
     static let kaabaBandColour = RGB(bytes: 200, 160, 40)
 
@@ -54,7 +56,7 @@ struct DialView {
         cr.line(cx - 9, cy - radius - 13)
         cr.line(cx + 9, cy - radius - 13)
         cr.close()
-        cr.color(state.isFacing ? needleColour : foreground)
+        cr.color(state.isFacing ? facingMarkColour : foreground)
         cr.fill()
 
         // Ticks, letters and north, turned with the heading. The letters' outlines are made once

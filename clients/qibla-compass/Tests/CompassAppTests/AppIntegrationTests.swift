@@ -187,6 +187,7 @@ func signedTurn(fromAccessible text: String) -> Double? {
         let needle = try #require(dial.needleDegrees, "no needle (\(dial.needlePixels) pixels)")
         let north = try #require(dial.northDegrees, "no north (\(dial.northPixels) pixels)")
         let expectedNeedle = london.qibla - appHeading
+        print("heading \(headingDegrees)°: qiblad \(heading)°, needle drawn at \(needle)° (expected \(expectedNeedle)°, off by \(angleDifference(needle, expectedNeedle))°), north at \(north)° (off by \(angleDifference(north, -appHeading))°), says \(report["accessible"] ?? "")")
         #expect(abs(angleDifference(needle, expectedNeedle)) <= 2,
                 "needle drawn at \(needle)°, Qibla − heading = \(expectedNeedle)° (heading \(appHeading)°)")
         #expect(abs(angleDifference(north, -appHeading)) <= 2, "north drawn at \(north)°, expected \(-appHeading)°")
