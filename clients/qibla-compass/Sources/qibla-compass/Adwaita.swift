@@ -3,6 +3,7 @@
 // header bar, status pages, rows and toasts.
 import CAdwaita
 import CGtk
+import CompassModel
 
 enum Adwaita {
     /// Runs an AdwApplication (libadwaita's style manager, dark style, high contrast) and calls
@@ -100,6 +101,20 @@ enum Adwaita {
             adw_toast_set_timeout(toast, 5)
             adw_toast_overlay_add_toast(overlay.c(), toast)
         })
+    }
+
+    /// The About window.
+    static func about(parent: Widget, version: String) {
+        let about = Widget(adw_about_window_new())
+        adw_about_window_set_application_name(about.c(), tr("Qibla Compass"))
+        adw_about_window_set_application_icon(about.c(), "io.github.qiblad.Compass")
+        adw_about_window_set_version(about.c(), version)
+        adw_about_window_set_developer_name(about.c(), "The qiblad developers")
+        adw_about_window_set_license_type(about.c(), GTK_LICENSE_APACHE_2_0)
+        adw_about_window_set_website(about.c(), "https://github.com/qiblad/qiblad")
+        adw_about_window_set_comments(about.c(), tr("The direction of the Kaaba, from qiblad's compass and position."))
+        gtk_window_set_transient_for(about.c(), parent.c())
+        gtk_window_present(about.c())
     }
 
     /// A dialog with a heading, a body and responses (id, label); `done` gets the chosen id.

@@ -105,7 +105,17 @@ final class CompassWindow {
     private func build() {
         let locationButton = Widget.iconButton("mark-location-symbolic", tooltip: tr("Set the location by hand"))
         self.locationButton = locationButton
-        let header = Adwaita.headerBar(title: tr("Qibla Compass"), end: [locationButton])
+        Actions.add(to: app, name: "set-location") { [unowned self] in manualRequested = true; update(); manualEntry.grabFocus() }
+        Actions.add(to: app, name: "forget-location") { [unowned self] in forgetLocation() }
+        Actions.add(to: app, name: "reset-calibration") { [unowned self] in resetCalibration() }
+        Actions.add(to: app, name: "about") { [unowned self] in Adwaita.about(parent: window, version: qiblaVersion) }
+        let menu = Widget.menuButton(icon: "open-menu-symbolic", tooltip: tr("Main menu"), menu: Actions.menu([
+            (tr("Set the location by hand…"), "app.set-location"),
+            (tr("Forget the location typed by hand"), "app.forget-location"),
+            (tr("Calibrate the compass again"), "app.reset-calibration"),
+            (tr("About Qibla Compass"), "app.about"),
+        ]))
+        let header = Adwaita.headerBar(title: tr("Qibla Compass"), end: [menu, locationButton])
         windowTitle = header.title
         locationButton.onClicked { [unowned self] in manualRequested = true; update(); manualEntry.grabFocus() }
 
@@ -393,6 +403,26 @@ final class CompassWindow {
                 case .failure(let error):
                     manualError.setText(error.message)
                 }
+            }
+        }
+    }
+
+    /// ClearManualLocation: the live position (or the last known one) is published again.
+    private func forgetLocation() {
+        bus?.call(QiblaMethod.clearManualLocation.rawValue, autoStart: true) { [unowned self] result in
+            switch result {
+            case .success: showToast(tr("The location typed by hand is forgotten")); log("ClearManualLocation")
+            case .failure(let error): showToast(fill(tr("Cannot forget the location: {reason}"), ["reason": error.message]))
+            }
+        }
+    }
+
+    /// ResetCalibration: qiblad forgets the magnetometer's calibration and learns it again.
+    private func resetCalibration() {
+        bus?.call(QiblaMethod.resetCalibration.rawValue, autoStart: true) { [unowned self] result in
+            switch result {
+            case .success: showToast(tr("Calibrating again: move the phone slowly in a figure eight")); log("ResetCalibration")
+            case .failure(let error): showToast(fill(tr("Cannot reset the calibration: {reason}"), ["reason": error.message]))
             }
         }
     }

@@ -85,6 +85,26 @@ enum Signal {
     }
 }
 
+// MARK: Actions and menus
+
+enum Actions {
+    /// Adds a parameterless action `name` to an action map (the application: `app.NAME`), which
+    /// menus, keyboard shortcuts and other processes (org.gtk.Actions on the bus) activate.
+    static func add(to map: ObjectPointer, name: String, _ activate: @escaping () -> Void) {
+        guard let action = g_simple_action_new(name, nil) else { return }
+        Signal.connect1(UnsafeMutableRawPointer(action), "activate") { _ in activate() }
+        g_action_map_add_action(OpaquePointer(map), action)
+        g_object_unref(UnsafeMutableRawPointer(action))
+    }
+
+    /// A menu model of (label, detailed action name) items.
+    static func menu(_ items: [(String, String)]) -> ObjectPointer {
+        let menu = g_menu_new()!
+        for (label, action) in items { g_menu_append(menu, label, action) }
+        return UnsafeMutableRawPointer(menu)
+    }
+}
+
 // MARK: Main loop
 
 enum MainLoop {

@@ -36,6 +36,15 @@ struct Widget {
     static func iconButton(_ icon: String, tooltip: String) -> Widget {
         let w = Widget(gtk_button_new_from_icon_name(icon)); gtk_widget_set_tooltip_text(w.pointer, tooltip); return w
     }
+    /// A button showing a menu (the header bar's primary menu); the button keeps the model.
+    static func menuButton(icon: String, tooltip: String, menu: ObjectPointer) -> Widget {
+        let w = Widget(gtk_menu_button_new())
+        gtk_menu_button_set_icon_name(w.c(), icon)
+        gtk_menu_button_set_menu_model(w.c(), cast(menu))
+        gtk_widget_set_tooltip_text(w.pointer, tooltip)
+        g_object_unref(menu)
+        return w
+    }
     static func entry(placeholder: String) -> Widget {
         let w = Widget(gtk_entry_new())
         gtk_entry_set_placeholder_text(w.c(), placeholder)

@@ -275,7 +275,8 @@ func signedTurn(fromAccessible text: String) -> Double? {
         #expect(try rig.property("HasCompass") as? Bool == false)
     }
 
-    /// Typing a position (as a person types it: a minus sign, a space) reaches SetManualLocation.
+    /// Typing a position (as a person types it: a minus sign, a space) reaches SetManualLocation;
+    /// the menu forgets it and resets the calibration.
     @Test func typedPositionReachesTheDaemon() throws {
         let display = try HeadlessDisplay()
         let rig = try AppRig(display: display)
@@ -296,6 +297,18 @@ func signedTurn(fromAccessible text: String) -> Double? {
         #expect(abs((try rig.property("Latitude") as? Double ?? .nan) - -33.9) < 1e-9)
         #expect(abs((try rig.property("Longitude") as? Double ?? .nan) - 18.4) < 1e-9)
         #expect(app.standardError.contains("SetManualLocation -33.9 18.4"))
+
+        // The main menu's actions, activated as a menu item would (org.gtk.Actions, which
+        // GApplication exports on the session bus): forget the typed position, calibrate again.
+        func activate(_ action: String) throws -> Int32 {
+            try rig.bus.busctl(["call", "io.github.qiblad.Compass", "/io/github/qiblad/Compass", "org.gtk.Actions",
+                                "Activate", "sava{sv}", action, "0", "0"]).status
+        }
+        #expect(try activate("forget-location") == 0)
+        #expect(waitUntil(timeout: 5) { (try? rig.property("LocationSource") as? String) != "manual" },
+                "still manual after forget-location: \(app.standardError)")
+        #expect(try activate("reset-calibration") == 0)
+        #expect(waitUntil(timeout: 5) { rig.daemonLog.contains("reset; learning it again") }, "no reset: \(app.standardError)")
     }
 
     /// The claim follows visibility: held while the window is shown, released when it is
