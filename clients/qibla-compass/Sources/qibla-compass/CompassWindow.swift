@@ -494,10 +494,12 @@ final class CompassWindow {
     /// CheckHeadingWithSun: point the top edge at the sun, keep still, and see the error; then keep it as a correction or not.
     private func checkWithSun() {
         Adwaita.ask(parent: window, heading: tr("Check the needle with the sun"),
-                    body: tr("Point the top edge of the phone at the sun, hold it still, then press Check."),
-                    responses: [("cancel", tr("Cancel")), ("check", tr("Check"))], suggested: "check") { [unowned self] response in
-            guard response == "check", let bus else { return }
-            bus.call(QiblaMethod.checkHeadingWithSun.rawValue, [Variant.string("sun"), Variant.bool(false)]) { [unowned self] result in
+                    body: tr("Point the top edge of the phone at the sun, or lay the phone flat along the shadow of a vertical object (a pole, a door frame), hold it still, then press Check."),
+                    responses: [("cancel", tr("Cancel")), ("shadow", tr("Check along the shadow")), ("sun", tr("Check at the sun"))],
+                    suggested: "sun") { [unowned self] response in
+            guard response == "sun" || response == "shadow", let bus else { return }
+            let alignment = response
+            bus.call(QiblaMethod.checkHeadingWithSun.rawValue, [Variant.string(alignment), Variant.bool(false)]) { [unowned self] result in
                 switch result {
                 case .failure(let error):
                     showToast(fill(tr("Cannot check now: {reason}"), ["reason": error.message]))
@@ -505,12 +507,12 @@ final class CompassWindow {
                     let error = reply.childCount == 1 ? reply.child(0).double : .nan
                     guard error.isFinite else { return }
                     let degrees = "\(Int(abs(error).rounded()))"
-                    let heading = error >= 0 ? tr("The needle reads {degrees}° clockwise of the sun") : tr("The needle reads {degrees}° anticlockwise of the sun")
+                    let heading = error >= 0 ? tr("The compass reads {degrees}° clockwise of the truth") : tr("The compass reads {degrees}° anticlockwise of the truth")
                     Adwaita.ask(parent: window, heading: fill(heading, ["degrees": degrees]),
-                                body: tr("Correct the compass by this much from now on? Keep the phone pointed at the sun."),
+                                body: tr("Correct the compass by this much from now on? Keep the phone as it is while it measures again."),
                                 responses: [("keep", tr("Leave it")), ("store", tr("Correct"))], suggested: "store") { [unowned self] answer in
                         guard answer == "store" else { return }
-                        bus.call(QiblaMethod.checkHeadingWithSun.rawValue, [Variant.string("sun"), Variant.bool(true)]) { [unowned self] result in
+                        bus.call(QiblaMethod.checkHeadingWithSun.rawValue, [Variant.string(alignment), Variant.bool(true)]) { [unowned self] result in
                             if case .failure(let error) = result { showToast(fill(tr("Cannot check now: {reason}"), ["reason": error.message])) }
                             else { showToast(tr("The compass is corrected")) }
                         }
