@@ -148,7 +148,7 @@ final class CompassWindow {
     }
 
     private func buildCompassPage() -> Widget {
-        dial = DrawingArea { [unowned self] cr, width, height in
+        dial = DrawingArea(label: tr("Qibla compass dial")) { [unowned self] cr, width, height in
             DialView.draw(cr, width: width, height: height, state: dialState, cache: faceCache)
         }
         dial.widget.sizeRequest(width: 240, height: 240)

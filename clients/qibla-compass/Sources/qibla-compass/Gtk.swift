@@ -158,8 +158,20 @@ final class DrawingArea {
     private var lastFrameMicroseconds: Int = 0
     private var step: ((Double) -> Bool)?
 
-    init(draw: @escaping (Cairo, Double, Double) -> Void) {
-        widget = Widget(gtk_drawing_area_new())
+    /// - Parameter label: what screen readers call it; the area is an image to them (ARIA role img).
+    init(label: String, draw: @escaping (Cairo, Double, Double) -> Void) {
+        // The accessible role is a construct-only property: set it as the object is made.
+        var role = GValue()
+        g_value_init(&role, gtk_accessible_role_get_type())
+        g_value_set_enum(&role, gint(GTK_ACCESSIBLE_ROLE_IMG.rawValue))
+        var names: [UnsafePointer<CChar>?] = []
+        let object = "accessible-role".withCString { name -> UnsafeMutablePointer<GObject>? in
+            names = [name]
+            return names.withUnsafeMutableBufferPointer { g_object_new_with_properties(gtk_drawing_area_get_type(), 1, $0.baseAddress, &role) }
+        }
+        g_value_unset(&role)
+        widget = Widget(UnsafeMutableRawPointer(object!).assumingMemoryBound(to: GtkWidget.self))
+        widget.setAccessibleLabel(label)
         self.draw = draw
         let drawFunction: GtkDrawingAreaDrawFunc = { _, cairo, width, height, data in
             guard let cairo, let data else { return }

@@ -200,6 +200,57 @@ func signedTurn(fromAccessible text: String) -> Double? {
         }
     }
 
+    /// A screen reader hears the needle: the dial is an image named "Qibla compass dial" on the
+    /// accessibility bus (AT-SPI, at-spi-bus-launcher on the test's session bus), and its
+    /// description says the turn qiblad publishes.
+    @Test func aScreenReaderHearsTheTurn() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startPhone(headingDegrees: 60)
+        try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
+        let launcher = try ChildProcess("/usr/libexec/at-spi-bus-launcher", ["--launch-immediately"], environment: rig.bus.environment)
+        defer {
+            // The launcher's own dbus-daemon (the accessibility bus) goes with it.
+            if let children = try? run("pkill", ["-TERM", "-P", "\(launcher.pid)"]) { _ = children }
+            launcher.terminate()
+        }
+        #expect(waitUntil(timeout: 10) {
+            (try? rig.bus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                  "NameHasOwner", "s", "org.a11y.Bus"]).stdout.contains("true")) == true
+        }, "no accessibility bus: \(launcher.standardError)")
+        var environment = rig.appEnvironment
+        environment["GTK_A11Y"] = nil
+        environment["NO_AT_BRIDGE"] = nil
+        let app = try ChildProcess(compassApp, ["--size", "360x720", "--verbose"], environment: environment.merging(["GTK_A11Y": "atspi"]) { $1 })
+        defer { app.terminate() }
+        #expect(waitUntil(timeout: 15) { app.standardError.contains("showing compass") }, "\(app.standardError)")
+        #expect(waitUntil(timeout: 10) { (try? rig.property("QiblaRelativeBearing") as? Double) != nil })
+        usleep(1_500_000)   // the smoothing window fills; the phone is still
+
+        let script = """
+            import gi, sys
+            gi.require_version('Atspi', '2.0')
+            from gi.repository import Atspi
+            def walk(node):
+                if node.get_role() == Atspi.Role.IMAGE and node.get_name() == 'Qibla compass dial':
+                    print(node.get_description()); sys.exit(0)
+                for i in range(node.get_child_count()):
+                    child = node.get_child_at_index(i)
+                    if child is not None: walk(child)
+            desktop = Atspi.get_desktop(0)
+            for i in range(desktop.get_child_count()):
+                walk(desktop.get_child_at_index(i))
+            sys.exit(1)
+            """
+        let heard = try run("/usr/bin/python3", ["-c", script], environment: rig.bus.environment, timeout: 30)
+        #expect(heard.status == 0, "no dial on the accessibility bus: \(heard.stderr)")
+        let description = heard.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let spoken = try #require(signedTurn(fromAccessible: description), "description: '\(description)'")
+        let published = try #require(rig.property("QiblaRelativeBearing") as? Double)
+        #expect(abs(spoken - published) <= 1.5, "the screen reader hears \(spoken)°, qiblad publishes \(published)°")
+        print("screen reader: '\(description)'; QiblaRelativeBearing \(published)°")
+    }
+
     /// Facing the Qibla: the distinct state, the needle straight up, and a vibration asked of
     /// feedbackd (the call seen on the bus by `busctl monitor`; no feedbackd runs here).
     @Test func facingTheQiblaIsItsOwnState() throws {
