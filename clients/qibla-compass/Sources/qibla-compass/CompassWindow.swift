@@ -143,7 +143,7 @@ final class CompassWindow {
             if mapped { Toplevel.observe(window, layout: { [unowned self] w, h in layout(width: w, height: h) },
                                          minimised: { [unowned self] m in apply(claimPolicy.minimised(m)) }) }
             apply(claimPolicy.windowMapped(mapped))
-            if mapped { refreshSun(force: false) }
+            if mapped { refreshSun() }
         }
     }
 
@@ -243,8 +243,10 @@ final class CompassWindow {
         bus.onBooleanSignal(interface: "org.gnome.ScreenSaver", member: "ActiveChanged", path: "/org/gnome/ScreenSaver") { [unowned self] locked in
             apply(claimPolicy.screenLocked(locked))
         }
-        bus.getBoolean(destination: "org.gnome.ScreenSaver", path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
-                       property: "Active") { _ in }
+        bus.callForBoolean(destination: "org.gnome.ScreenSaver", path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
+                           method: "GetActive") { [unowned self] locked in
+            if let locked { apply(claimPolicy.screenLocked(locked)) }
+        }
         ownerChanged()
     }
 
@@ -312,7 +314,6 @@ final class CompassWindow {
         if let busProblem, page == .noDaemon {
             Adwaita.setStatusPage(noDaemonPage, description: fill(tr("No session bus: {problem}"), ["problem": busProblem]))
         }
-        windowTitle.isVisible = true
         Adwaita.setSubtitle(windowTitle, screen.placeText)
 
         // The dial follows the heading through the spring; a first heading is taken at once.
@@ -369,7 +370,7 @@ final class CompassWindow {
         if let latitude = properties.double(.latitude), let longitude = properties.double(.longitude),
            sunPlace.map({ abs($0.0 - latitude) > 0.01 || abs($0.1 - longitude) > 0.01 }) ?? true {
             sunPlace = (latitude, longitude)
-            refreshSun(force: true)
+            refreshSun()
         }
         screenshotIfComplete()
     }
@@ -438,7 +439,7 @@ final class CompassWindow {
     }
 
     /// Whether the sun is up (for the check) and the Qibla-sun times and next Kaaba passage, from qiblad's calculators.
-    private func refreshSun(force: Bool) {
+    private func refreshSun() {
         guard let bus, let (latitude, longitude) = sunPlace else { return }
         let now = MainLoop.nowMicroseconds
         bus.call(QiblaMethod.sunPosition.rawValue, [Variant.double(latitude), Variant.double(longitude), Variant.uint64(now)]) { [unowned self] result in
@@ -464,11 +465,10 @@ final class CompassWindow {
         if sunTimer == 0 {
             sunTimer = MainLoop.everyMilliseconds(600_000) { [unowned self] in
                 guard claimPolicy.windowMapped else { sunTimer = 0; return false }
-                refreshSun(force: true)
+                refreshSun()
                 return true
             }
         }
-        _ = force
     }
     private var sunInfoArrived = false
     private var sunPositionArrived = false

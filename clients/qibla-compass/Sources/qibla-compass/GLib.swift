@@ -278,9 +278,10 @@ final class BusProxy {
                                            handler, box(action), destroy)
     }
 
-    /// A one-off boolean property read through org.freedesktop.DBus.Properties.Get; nil on error.
-    func getBoolean(destination: String, path: String, interface: String, property: String,
-                    _ done: @escaping (Bool?) -> Void) {
+    /// A method call to another service whose reply is one boolean (org.gnome.ScreenSaver
+    /// `GetActive`); `done` gets nil when there is no such service or the reply is something else.
+    func callForBoolean(destination: String, path: String, interface: String, method: String,
+                        _ done: @escaping (Bool?) -> Void) {
         final class Done { let f: (Bool?) -> Void; init(_ f: @escaping (Bool?) -> Void) { self.f = f } }
         let callback: GAsyncReadyCallback = { source, result, data in
             let done = Unmanaged<Done>.fromOpaque(data!).takeRetainedValue()
@@ -290,12 +291,12 @@ final class BusProxy {
                 done.f(nil)
                 return
             }
-            let value = Variant(owning: reply).child(0)
-            let inner = Variant(owning: g_variant_get_variant(value.pointer))
-            done.f(inner.typeString == "b" ? inner.bool : nil)
+            let tuple = Variant(owning: reply)
+            guard tuple.childCount == 1 else { done.f(nil); return }
+            let value = tuple.child(0)
+            done.f(value.typeString == "b" ? value.bool : nil)
         }
-        let parameters = Variant.tuple([Variant.string(interface), Variant.string(property)])
-        g_dbus_connection_call(connection, destination, path, "org.freedesktop.DBus.Properties", "Get", parameters, nil,
+        g_dbus_connection_call(connection, destination, path, interface, method, nil, nil,
                                G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, callback, Unmanaged.passRetained(Done(done)).toOpaque())
     }
 
