@@ -34,7 +34,7 @@
 # its sample-rate, counted from its sampling thread's voluntary switches (one sleep per period).
 # Four qiblad settings: 20 Hz and sample-rate = 1.4286 Hz (700 ms, equal to iio-sensor-proxy's
 # poll) while the feeder turns the magnetometer (rest-sample-rate = off, as before issue 25); then,
-# the feeder stopped (a phone lying on a table), 20 Hz with the default rest-sample-rate (4 Hz) and
+# the feeder stopped (a phone lying on a table), 20 Hz with the default rest-sample-rate (2 Hz; BENCH_REST_RATE) and
 # 20 Hz without it. The last two give the day's model (issue 25).
 #
 # Needs: iio-sensor-proxy, umockdev (umockdev-run), python3-gi with gir1.2-glib (Gio), dbus-daemon.
@@ -333,7 +333,8 @@ section=$(cat <<EOF
 The feeder stopped: neither sensor changes. qiblad at 20 Hz with \`rest-sample-rate = $rest_rate\` ($([[ $rest_rate == "$rest_default" ]] && echo "the default: ")after 2 s without motion
 it reads at $rest_rate Hz, hands a period's samples to the heading only when they drifted from the last ones handed over,
 and the first sample that moves brings 20 Hz back), and with \`rest-sample-rate = off\`, each beside
-iio-sensor-proxy in the same run.
+iio-sensor-proxy in the same run. Each window starts ${still_settle} s after the claim (the 20 Hz ones 2 s after): past the 2 s that
+make a rest and the page trim 3 s after a claim, both once per claim — the steady state of a phone on a table.
 
 | measure | qiblad, rest $rest_rate Hz | qiblad, rest off | iio-sensor-proxy (700 ms) |
 |---|---:|---:|---:|

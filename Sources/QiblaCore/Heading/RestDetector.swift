@@ -35,17 +35,19 @@ public struct RestDetector: Sendable, Equatable {
         public var referenceSeconds: Double
         /// At rest, a reference acceleration this far from the one last handed over is handed over,
         /// m/s² (default 0.15: a tilt of 0.9°; the references' own noise at 2 Hz, 0.025 m/s² per axis
-        /// for 0.05 m/s² noise, moves them apart by 0.06 m/s² typically: about one resting period in
-        /// a thousand is handed over for nothing, RestHandOverTests).
+        /// for 0.05 m/s² noise, moves them apart by 0.06 m/s² typically).
         public var accelerationDriftMetresPerSecondSquared: Double
         /// At rest, a reference field this far from the one last handed over is handed over,
-        /// microtesla (default 1.5: a turn of about 4° of a 20 µT horizontal field; the references'
-        /// own noise at 2 Hz moves them apart by 0.5 µT typically for 0.4 µT per axis).
+        /// microtesla (default 1: a turn of about 3° of a 20 µT horizontal field, so the heading at
+        /// rest stays within about 3°; the references' own noise at 2 Hz moves them apart by 0.5 µT
+        /// typically for 0.4 µT per axis: with both defaults, about one resting period in 130 is
+        /// handed over for nothing, RestHandOverTests). A nudge of 5° (1.7 µT) is handed over
+        /// about 1 s later, when the reference (time constant ``referenceSeconds``) has followed it.
         public var fieldDriftMicrotesla: Double
 
         public init(accelerationThresholdMetresPerSecondSquared: Double = 0.35, fieldThresholdMicrotesla: Double = 3,
                     restAfterSeconds: Double = 2, referenceSeconds: Double = 1,
-                    accelerationDriftMetresPerSecondSquared: Double = 0.15, fieldDriftMicrotesla: Double = 1.5) {
+                    accelerationDriftMetresPerSecondSquared: Double = 0.15, fieldDriftMicrotesla: Double = 1.0) {
             self.referenceSeconds = referenceSeconds
             self.accelerationDriftMetresPerSecondSquared = accelerationDriftMetresPerSecondSquared
             self.fieldDriftMicrotesla = fieldDriftMicrotesla
