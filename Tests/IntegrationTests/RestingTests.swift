@@ -70,7 +70,7 @@ import TestSupport
 
     /// A turn too slow to count as motion (2°/s flat on the table, below the detector's 3 µT) while
     /// the phone rests: the samples are still handed over as the field drifts, so the heading
-    /// follows in steps of at most the drift threshold (1 µT, about 3° of London's 19 µT
+    /// follows in steps of at most the drift threshold (1.2 µT, about 3.5° of London's 19 µT
     /// horizontal field) and ends near the new heading.
     @Test func aSlowTurnAtRestIsFollowed() throws {
         let rig = try Self.rig()

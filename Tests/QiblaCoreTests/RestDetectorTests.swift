@@ -126,7 +126,7 @@ import Testing
         }
         print("rest hand-over: 10 still phones at 2 Hz for 10 min: \(handedOver) of \(restingPeriods) resting periods handed over")
         #expect(restingPeriods > 10 * 1000)
-        #expect(Double(handedOver) / Double(restingPeriods) < 0.01)
+        #expect(Double(handedOver) / Double(restingPeriods) < 0.01)  // 0.55 % measured
     }
 
     /// A turn too slow to count as motion (2°/s flat on the table: the reference follows it within
@@ -156,5 +156,46 @@ import Testing
         #expect(detector.isResting, "2°/s is below the motion threshold: the phone stays resting")
         #expect(count >= 20, "handed over \(count) times in 50 s of turning")
         #expect(worst < 2.5, "the field handed over was at worst \(worst) µT from the true one")
+    }
+}
+
+extension RestHandOverTests {
+    /// Nudges of 5° flat on the table (1.7 µT of a 20 µT horizontal field, below the 3 µT motion
+    /// threshold), back and forth every 4 s: 2 s after each, and at the end, the field last handed
+    /// over is within 1.5 µT of the true one (the heading holds what was handed over).
+    @Test func nudgesAtRestAreHandedOverBothWays() {
+        var detector = RestDetector()
+        var still = RestDetectorTests.Still(rng: SeededGenerator(seed: 5))
+        still.field = Vector3(20, 0, -42)
+        let nudged = Vector3(20 * cos(5 * Double.pi / 180), 20 * sin(5 * Double.pi / 180), -42) - still.field
+        var t = 0.0, handedOverField: Vector3?, lastHandOver = 0.0
+        var latencies: [Double] = [], worstEnd = 0.0, worstAfterTwoSeconds = 0.0
+        for nudge in 0..<20 {
+            let offset = nudge % 2 == 1 ? nudged : .zero
+            let start = t
+            var seen: Double?
+            while t < start + 4 {
+                let (a, m) = still.readings(fieldOffset: offset)
+                detector.addField(m, time: t)
+                detector.addAcceleration(a, time: t + 0.001)
+                if detector.shouldHandOver() {
+                    handedOverField = m
+                    lastHandOver = t
+                    if seen == nil, t > start, nudge > 0 { seen = t - start }
+                }
+                t += detector.isResting ? 0.5 : 0.05
+                if nudge > 0, t - start >= 2, t - start < 2.5 {
+                    worstAfterTwoSeconds = max(worstAfterTwoSeconds, ((handedOverField ?? .zero) - (still.field + offset)).length)
+                }
+            }
+            if nudge > 0 {
+                latencies.append(seen ?? .infinity)
+                worstEnd = max(worstEnd, ((handedOverField ?? .zero) - (still.field + offset)).length)
+            }
+        }
+        print("rest hand-over: 19 nudges of 5° at rest handed over after \(latencies.map { $0.isFinite ? "\(Int($0 * 1000))" : "never" }) ms; the last field handed over at worst \(worstEnd) µT from the true one (last hand-over at \(lastHandOver) s)")
+        print("rest hand-over: 2 s after each nudge the field handed over was at worst \(worstAfterTwoSeconds) µT from the true one")
+        #expect(worstAfterTwoSeconds < 1.5, "a nudge reaches the heading within 2 s")
+        #expect(worstEnd < 1.5)
     }
 }

@@ -16,9 +16,10 @@
 /// 0.35 µT) is seen within one sample.
 ///
 /// At rest the samples repeat what the heading already holds: ``shouldHandOver()`` tells the
-/// sampler to pass a period's samples on only when the references drifted from those of the last
-/// period passed on by more than the drift thresholds (a turn too slow to count as motion still
-/// reaches the heading; nothing else wakes the pipeline or the bus).
+/// sampler to pass a period's samples on only when the references are further from the samples
+/// last passed on than the drift thresholds (a nudge or a turn too small or too slow to count as
+/// motion still reaches the heading once the reference has followed it; nothing else wakes the
+/// pipeline or the bus).
 public struct RestDetector: Sendable, Equatable {
     public struct Configuration: Sendable, Equatable {
         /// Acceleration change that counts as motion, m/s² (default 0.35: 4σ of the difference
@@ -33,21 +34,19 @@ public struct RestDetector: Sendable, Equatable {
         /// Time constant of the references' mean, seconds (default 1: the reference's own noise
         /// falls well below one sample's).
         public var referenceSeconds: Double
-        /// At rest, a reference acceleration this far from the one last handed over is handed over,
-        /// m/s² (default 0.15: a tilt of 0.9°; the references' own noise at 2 Hz, 0.025 m/s² per axis
-        /// for 0.05 m/s² noise, moves them apart by 0.06 m/s² typically).
+        /// At rest, a reference acceleration this far from the sample last handed over is handed
+        /// over, m/s² (default 0.2: a tilt of 1.2°, four times a phone's 0.05 m/s² noise per axis).
         public var accelerationDriftMetresPerSecondSquared: Double
-        /// At rest, a reference field this far from the one last handed over is handed over,
-        /// microtesla (default 1: a turn of about 3° of a 20 µT horizontal field, so the heading at
-        /// rest stays within about 3°; the references' own noise at 2 Hz moves them apart by 0.5 µT
-        /// typically for 0.4 µT per axis: with both defaults, about one resting period in 130 is
-        /// handed over for nothing, RestHandOverTests). A nudge of 5° (1.7 µT) is handed over
-        /// about 1 s later, when the reference (time constant ``referenceSeconds``) has followed it.
+        /// At rest, a reference field this far from the sample last handed over is handed over,
+        /// microtesla (default 1.2: a turn of about 3.5° of a 20 µT horizontal field, so the heading
+        /// at rest stays within about that; a nudge of 5°, 1.7 µT, is handed over within 2 s, when
+        /// the reference (time constant ``referenceSeconds``) has followed it. With 0.4 µT of noise
+        /// per axis about one resting period in 180 is handed over for nothing, RestHandOverTests).
         public var fieldDriftMicrotesla: Double
 
         public init(accelerationThresholdMetresPerSecondSquared: Double = 0.35, fieldThresholdMicrotesla: Double = 3,
                     restAfterSeconds: Double = 2, referenceSeconds: Double = 1,
-                    accelerationDriftMetresPerSecondSquared: Double = 0.15, fieldDriftMicrotesla: Double = 1.0) {
+                    accelerationDriftMetresPerSecondSquared: Double = 0.2, fieldDriftMicrotesla: Double = 1.2) {
             self.referenceSeconds = referenceSeconds
             self.accelerationDriftMetresPerSecondSquared = accelerationDriftMetresPerSecondSquared
             self.fieldDriftMicrotesla = fieldDriftMicrotesla
@@ -64,9 +63,12 @@ public struct RestDetector: Sendable, Equatable {
     private var referenceField: Vector3?
     private var accelerationTime = 0.0, fieldTime = 0.0
     private var stillSince: Double?
-    /// The references when samples were last handed over.
+    /// The samples last handed over: what the heading holds. (Not the references then: a
+    /// reference lags a nudge, and the rest of the nudge would never be handed over.)
     private var handedOverAcceleration: Vector3?
     private var handedOverField: Vector3?
+    /// The newest samples.
+    private var lastAcceleration: Vector3?, lastField: Vector3?
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -81,6 +83,7 @@ public struct RestDetector: Sendable, Equatable {
         referenceAcceleration = moved ? a : Self.mean(referenceAcceleration, a, dt: time - accelerationTime,
                                                          tau: configuration.referenceSeconds)
         accelerationTime = time
+        lastAcceleration = a
         return update(moved: moved, time: time)
     }
 
@@ -92,6 +95,7 @@ public struct RestDetector: Sendable, Equatable {
         let moved = referenceField.map { ($0 - m).length > configuration.fieldThresholdMicrotesla } ?? true
         referenceField = moved ? m : Self.mean(referenceField, m, dt: time - fieldTime, tau: configuration.referenceSeconds)
         fieldTime = time
+        lastField = m
         return update(moved: moved, time: time)
     }
 
@@ -114,10 +118,10 @@ public struct RestDetector: Sendable, Equatable {
     }
 
     /// Whether the samples added since the last call should go on to the heading: always while the
-    /// phone moves; at rest only when a reference drifted from the one last handed over by more
-    /// than ``Configuration/accelerationDriftMetresPerSecondSquared`` or
-    /// ``Configuration/fieldDriftMicrotesla``. A true answer takes the current references as the
-    /// ones handed over. Call it once per sampling period, after that period's samples.
+    /// phone moves; at rest only when a reference is further from the sample last handed over than
+    /// ``Configuration/accelerationDriftMetresPerSecondSquared`` or
+    /// ``Configuration/fieldDriftMicrotesla``. A true answer takes the newest samples as the ones
+    /// handed over. Call it once per sampling period, after that period's samples.
     public mutating func shouldHandOver() -> Bool {
         func drifted(_ reference: Vector3?, from handedOver: Vector3?, by threshold: Double) -> Bool {
             guard let reference else { return false }
@@ -128,8 +132,8 @@ public struct RestDetector: Sendable, Equatable {
             || drifted(referenceAcceleration, from: handedOverAcceleration, by: configuration.accelerationDriftMetresPerSecondSquared)
             || drifted(referenceField, from: handedOverField, by: configuration.fieldDriftMicrotesla)
         if handOver {
-            handedOverAcceleration = referenceAcceleration
-            handedOverField = referenceField
+            handedOverAcceleration = lastAcceleration
+            handedOverField = lastField
         }
         return handOver
     }
