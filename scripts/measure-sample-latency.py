@@ -234,7 +234,9 @@ def after_rest():
 - Setup: as above, but before each step the phone lies still for %g s to %g s (a rest begins after 2 s), and each step
   turns it (a turn of 30° or more restarts the heading's 0.5 s smoothing window; a smaller one is averaged into it); the times are from the rewrite of `in_magn_{x,y,z}_raw` to the first `Heading` signal seen by
   `busctl monitor`, and to the first one within 2° of the new heading. By construction the turn waits for the next
-  read at the rest rate: up to one rest period (500 ms at 2 Hz, 250 ms at 4 Hz), uniformly.
+  read at the rest rate: up to one rest period (500 ms at 2 Hz, 250 ms at 4 Hz), uniformly. A 5° turn (1.7 µT) is
+  below the rest detector's 3 µT motion threshold: it reaches the heading when the detector's reference (time
+  constant 1 s) is 1.2 µT from the sample last handed over, and the rate stays the rest rate.
 
 | turn | rest-sample-rate | turns | first Heading, median | p90 | max | within 2°, median | max |
 |---|---|---:|---:|---:|---:|---:|---:|

@@ -192,7 +192,8 @@ final class BufferedDriver: SensorDriver {
     }
 
     /// Switches between the full rate and the rest rate (nil: back to the full rate): the buffer is
-    /// disabled (the kernel refuses a new `buffer/watermark` while it runs), `sampling_frequency` and
+    /// disabled (the kernel refuses a new `buffer/watermark` while it runs: EBUSY,
+    /// drivers/iio/industrialio-buffer.c), `sampling_frequency` and
     /// `buffer/watermark` are set, and the buffer enabled again; scans already read stay pending.
     /// Every attribute changed is restored at ``stop()`` to what it was before the first change.
     /// Returns a line for the log; a failure to enable the buffer again stops the driver (``failure``).
