@@ -12,8 +12,9 @@
 ///
 /// The thresholds are several standard deviations of a phone's noise (accelerometer ≈ 0.05 m/s²,
 /// magnetometer ≈ 0.4 µT per axis; the difference of two samples has √2 that, its length √3 times
-/// more): false motion stays rare, and a turn of a few degrees (1° moves a 20 µT horizontal field by
-/// 0.35 µT) is seen within one sample.
+/// more): false motion stays rare, and a turn of about 8° or more (1° moves a 20 µT horizontal
+/// field by 0.35 µT) is seen within one sample; smaller or slower ones reach the heading through
+/// the drift hand-over below.
 ///
 /// At rest the samples repeat what the heading already holds: ``shouldHandOver()`` tells the
 /// sampler to pass a period's samples on only when the references are further from the samples

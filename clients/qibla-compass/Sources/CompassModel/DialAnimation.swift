@@ -21,7 +21,7 @@ public struct DialAnimation: Sendable, Equatable {
         self.timeConstantSeconds = timeConstantSeconds
     }
 
-    /// A new target; a jump larger than `snapDegrees` while nothing was shown yet is taken at once.
+    /// A new target, degrees; the spring turns towards it the short way round.
     public mutating func setTarget(_ degrees: Double) {
         targetDegrees = Angle.normalized360(degrees)
     }

@@ -31,6 +31,7 @@ final class CompassWindow {
     private var lastFeedbackMicroseconds: UInt64 = 0
     private var manualRequested = false
     private var shownPage: CompassPage?
+    private var observingSurface = false
     private var wide = false
     private var dark = false
     private let startedMicroseconds = MainLoop.nowMicroseconds
@@ -53,6 +54,7 @@ final class CompassWindow {
     private var instructionLabel: Widget!
     private var headingLabel: Widget!
     private var calibrationBox: Widget!
+    private var calibrationTitle: Widget!
     private var calibrationBar: Widget!
     private var calibrationHint: Widget!
     private var interferenceLabel: Widget!
@@ -140,8 +142,12 @@ final class CompassWindow {
         dark = Adwaita.prefersDark { [unowned self] isDark in dark = isDark; dial.widget.queueDraw() }
         window = Adwaita.window(app: app, title: tr("Qibla Compass"), width: options.width, height: options.height, content: content)
         window.onMap { [unowned self] mapped in
-            if mapped { Toplevel.observe(window, layout: { [unowned self] w, h in layout(width: w, height: h) },
-                                         minimised: { [unowned self] m in apply(claimPolicy.minimised(m)) }) }
+            // The surface lives as long as the window: its signals are connected at the first map only.
+            if mapped, !observingSurface {
+                observingSurface = true
+                Toplevel.observe(window, layout: { [unowned self] w, h in layout(width: w, height: h) },
+                                 minimised: { [unowned self] m in apply(claimPolicy.minimised(m)) })
+            }
             apply(claimPolicy.windowMapped(mapped))
             if mapped { refreshSun() }
         }
@@ -163,10 +169,10 @@ final class CompassWindow {
 
         calibrationBox = Widget.box(vertical: true, spacing: 6)
         calibrationBox.addClasses(["card"])
-        let calibrationTitle = Widget.label(tr("Calibrating the compass"), classes: ["heading"])
+        calibrationTitle = Widget.label("", classes: ["heading"])
         calibrationBar = Widget.progressBar()
         calibrationHint = Widget.label("", classes: [])
-        for w in [calibrationTitle, calibrationBar!, calibrationHint!] { w.margins(6); calibrationBox.append(w) }
+        for w in [calibrationTitle!, calibrationBar!, calibrationHint!] { w.margins(6); calibrationBox.append(w) }
 
         interferenceLabel = Widget.label("", classes: ["card", "error"])
         interferenceLabel.margins(0)
@@ -349,6 +355,7 @@ final class CompassWindow {
         accuracyRow.value.setClass("success", screen.accuracyClass == "high")
         if let calibration = screen.calibration {
             calibrationBox.isVisible = true
+            calibrationTitle.setText(calibration.title)
             calibrationBar.setFraction(calibration.progress)
             calibrationHint.setText(calibration.hint)
         } else {

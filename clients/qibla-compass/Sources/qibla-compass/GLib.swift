@@ -73,16 +73,6 @@ enum Signal {
         g_signal_connect_data(object, name, unsafeBitCast(handler, to: GCallback.self), box(action),
                               release((Int, Int).self), GConnectFlags(rawValue: 0))
     }
-
-    /// A handler returning gboolean `(instance, user_data)`: `close-request` (false lets it close).
-    static func connectReturningFalse(_ object: ObjectPointer, _ name: String, _ action: @escaping () -> Void) {
-        let handler: @convention(c) (gpointer?, gpointer?) -> gboolean = { _, data in
-            Unmanaged<Handler<Void>>.fromOpaque(data!).takeUnretainedValue().call(())
-            return 0
-        }
-        g_signal_connect_data(object, name, unsafeBitCast(handler, to: GCallback.self), box { (_: Void) in action() },
-                              release(Void.self), GConnectFlags(rawValue: 0))
-    }
 }
 
 // MARK: Actions and menus
@@ -120,8 +110,6 @@ enum MainLoop {
                                   Unmanaged.passRetained(Repeating(action)).toOpaque(), destroy)
     }
 
-    /// Removes a timeout made by ``everyMilliseconds(_:_:)``.
-    static func cancel(_ source: UInt32) { if source != 0 { g_source_remove(source) } }
 
     /// The wall clock, microseconds since the Unix epoch.
     static var nowMicroseconds: UInt64 { UInt64(max(0, g_get_real_time())) }

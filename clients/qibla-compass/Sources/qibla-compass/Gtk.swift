@@ -91,7 +91,6 @@ struct Widget {
     func queueDraw() { gtk_widget_queue_draw(pointer) }
     var width: Int { Int(gtk_widget_get_width(pointer)) }
     var height: Int { Int(gtk_widget_get_height(pointer)) }
-    func setSensitive(_ on: Bool) { gtk_widget_set_sensitive(pointer, on ? 1 : 0) }
 
     // MARK: Containers and content
     func append(_ child: Widget) { gtk_box_append(c(), child.pointer) }
@@ -109,14 +108,11 @@ struct Widget {
         if let current = gtk_label_get_text(opaque), String(cString: current) == text { return }
         gtk_label_set_text(c(), text)
     }
-    func setSelectable() { gtk_label_set_selectable(c(), 1) }
-    func setXAlign(_ x: Float) { gtk_label_set_xalign(c(), x) }
     func setFraction(_ f: Double) { gtk_progress_bar_set_fraction(c(), f) }
     var entryText: String {
         get { String(cString: gtk_editable_get_text(opaque)) }
         nonmutating set { gtk_editable_set_text(c(), newValue) }
     }
-    func setTooltip(_ text: String) { gtk_widget_set_tooltip_text(pointer, text) }
 
     // MARK: Signals
     func onClicked(_ action: @escaping () -> Void) { Signal.connect0(raw, "clicked", action) }
@@ -234,15 +230,6 @@ struct Cairo {
     func fill() { cairo_fill(context) }
     func fillPreserve() { cairo_fill_preserve(context) }
     func stroke() { cairo_stroke(context) }
-    /// Text centred on (x, y).
-    func centredText(_ text: String, x: Double, y: Double, size: Double, bold: Bool = false) {
-        cairo_select_font_face(context, "Cantarell", CAIRO_FONT_SLANT_NORMAL, bold ? CAIRO_FONT_WEIGHT_BOLD : CAIRO_FONT_WEIGHT_NORMAL)
-        cairo_set_font_size(context, size)
-        var extents = cairo_text_extents_t()
-        cairo_text_extents(context, text, &extents)
-        cairo_move_to(context, x - extents.width / 2 - extents.x_bearing, y - extents.height / 2 - extents.y_bearing)
-        cairo_show_text(context, text)
-    }
 }
 
 /// A path copied out of a cairo context (a text outline), filled again without re-making it.
