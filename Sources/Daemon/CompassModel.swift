@@ -9,6 +9,10 @@ public struct CompassState: Sendable, Equatable {
     /// Smoothed magnetic heading of ``axis``, degrees in [0, 360); NaN when unknown.
     public var magneticHeadingDegrees = Double.nan
     public var axis = HeadingAxis.none
+    /// Which device the heading comes from.
+    public var source = HeadingSource.none
+    /// The heading comes from the gyroscope-aided attitude filter.
+    public var fused = false
     /// One-sigma heading error estimate, degrees; NaN when unknown.
     public var headingErrorDegrees = Double.nan
     public var accuracy = CompassAccuracy.unknown
@@ -41,6 +45,15 @@ public struct CompassState: Sendable, Equatable {
         self.accuracy = accuracy
         if let axis { self.axis = axis }
     }
+}
+
+/// Where a published heading comes from (`HeadingSource` on the bus).
+public enum HeadingSource: String, Sendable, CaseIterable {
+    /// qiblad's own reading of a raw IIO magnetometer: calibrated and tilt-compensated here.
+    case magnetometer
+    /// `net.hadess.SensorProxy.Compass`: a heading computed by a sensor hub or DSP.
+    case iioSensorProxy = "iio-sensor-proxy"
+    case none
 }
 
 /// Turns IIO samples into ``CompassState``: every raw magnetometer sample feeds QiblaCore's online
@@ -244,6 +257,7 @@ public struct CompassModel: Sendable {
                                         calibrationUncertaintyDegrees: calibrator.headingSigmaDegrees(
                                             rawMicrotesla: raw, accelerationMetresPerSecondSquared: acceleration))
         state.hasCompass = true
+        state.source = .magnetometer
         state.magneticHeadingDegrees = Angle.normalized360(estimate.magneticHeadingDegrees - state.headingCorrectionDegrees)
         state.axis = estimate.axis
         state.headingSpreadDegrees = estimate.spreadDegrees

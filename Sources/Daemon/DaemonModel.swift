@@ -148,6 +148,8 @@ public struct DaemonModel: Sendable {
         p.hasCompass = c.hasCompass
         p.magneticHeading = c.magneticHeadingDegrees
         p.headingAxis = c.axis
+        p.headingSource = c.magneticHeadingDegrees.isFinite ? c.source : .none
+        p.headingFused = c.magneticHeadingDegrees.isFinite && c.fused
         p.headingError = c.headingErrorDegrees
         p.compassAccuracy = c.accuracy
         p.magneticInterference = c.magneticInterference

@@ -24,6 +24,10 @@ public struct PublishedProperties: Sendable, Equatable {
     public var heading = Double.nan
     public var magneticHeading = Double.nan
     public var headingAxis = HeadingAxis.none
+    /// `magnetometer`, `iio-sensor-proxy` or `none` (``HeadingSource``).
+    public var headingSource = HeadingSource.none
+    /// The heading comes from the gyroscope-aided attitude filter.
+    public var headingFused = false
     public var qiblaRelativeBearing = Double.nan
     public var compassAccuracy = CompassAccuracy.unknown
     public var headingError = Double.nan
@@ -61,6 +65,8 @@ public struct PublishedProperties: Sendable, Equatable {
         case .heading: .double(heading)
         case .magneticHeading: .double(magneticHeading)
         case .headingAxis: .string(headingAxis.rawValue)
+        case .headingSource: .string(headingSource.rawValue)
+        case .headingFused: .bool(headingFused)
         case .qiblaRelativeBearing: .double(qiblaRelativeBearing)
         case .compassAccuracy: .string(compassAccuracy.rawValue)
         case .headingError: .double(headingError)

@@ -41,6 +41,8 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
     case heading = "Heading"
     case magneticHeading = "MagneticHeading"
     case headingAxis = "HeadingAxis"
+    case headingSource = "HeadingSource"
+    case headingFused = "HeadingFused"
     case qiblaRelativeBearing = "QiblaRelativeBearing"
     case compassAccuracy = "CompassAccuracy"
     case headingError = "HeadingError"
@@ -73,6 +75,8 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .heading: "d"
         case .magneticHeading: "d"
         case .headingAxis: "s"
+        case .headingSource: "s"
+        case .headingFused: "b"
         case .qiblaRelativeBearing: "d"
         case .compassAccuracy: "s"
         case .headingError: "d"
@@ -107,6 +111,8 @@ public enum QiblaProperty: String, CaseIterable, Sendable, Hashable {
         case .heading: .heading
         case .magneticHeading: .heading
         case .headingAxis: .immediate
+        case .headingSource: .immediate
+        case .headingFused: .immediate
         case .qiblaRelativeBearing: .heading
         case .compassAccuracy: .immediate
         case .headingError: .heading
@@ -264,6 +270,12 @@ public let qiblaInterfaceXML = #"""
     </property>
     <property name="HeadingAxis" type="s" access="read">
       <annotation name="org.freedesktop.DBus.Description" value="Which device direction the heading is for: top (the top edge, phone held flat-ish), back (the back camera, phone upright) or none."/>
+    </property>
+    <property name="HeadingSource" type="s" access="read">
+      <annotation name="org.freedesktop.DBus.Description" value="Where the heading comes from: magnetometer (qiblad's own reading of a raw IIO magnetometer: calibrated, tilt-compensated), iio-sensor-proxy (net.hadess.SensorProxy.Compass: a heading computed by a sensor hub or DSP; qiblad knows neither its tilt nor its calibration) or none."/>
+    </property>
+    <property name="HeadingFused" type="b" access="read">
+      <annotation name="org.freedesktop.DBus.Description" value="True while the heading comes from the attitude filter that integrates a gyroscope and is corrected by gravity and the calibrated field; false for the magnetometer and accelerometer alone (tilt compensation and a moving average) or another source."/>
     </property>
     <property name="QiblaRelativeBearing" type="d" access="read">
       <annotation name="io.github.qiblad.ThrottleGroup" value="heading"/>
