@@ -221,7 +221,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["QiblaCore", "QiblaDBus", "QiblaInterface", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"],
+            dependencies: ["QiblaCore", "QiblaDBus", "QiblaInterface", "QiblaPlatform", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"],
             exclude: ["Logs"], swiftSettings: strict),
     ]
 )
