@@ -47,6 +47,8 @@ public struct DaemonLog: Sendable {
         case geoclueRefusal
         /// Which device the published heading comes from.
         case headingSource
+        /// iio-sensor-proxy's compass absent, unreachable or refused.
+        case sensorProxy
     }
 
     /// Rejected sensor values are reported again only after this long without any (seconds).
@@ -165,6 +167,23 @@ public struct DaemonLog: Sendable {
             lines.append(LogLine(.info, "calibrating (\(Int((after.calibrationProgress * 100).rounded())) %): \(reason)\(provisional); hint: \(after.calibrationHint.rawValue)"))
         }
         return lines
+    }
+
+    // MARK: Heading sources
+
+    /// The line when the serving heading source changed: iio-sensor-proxy taking over is a fact
+    /// (once a run and on change); its loss while the live sources run is a line of its own. The
+    /// raw magnetometer's own lines (``sensorsFound(magnetometer:accelerometer:)``) say the rest.
+    public mutating func headingSourceChange(from before: HeadingSource, to after: HeadingSource, running: Bool) -> LogLine? {
+        guard after != before else { return nil }
+        if after == .iioSensorProxy {
+            return fact(.headingSource, "heading from iio-sensor-proxy's compass (net.hadess.SensorProxy): error stated as "
+                        + "\(Int(HeadingSourceModel.sensorProxyHeadingErrorDegrees))°, calibrated by its sensor hub, not by qiblad")
+        }
+        guard before == .iioSensorProxy, running else { return nil }
+        forget(.headingSource)
+        return LogLine(.info, after == .magnetometer ? "heading from the raw magnetometer again (was iio-sensor-proxy)"
+                                                     : "iio-sensor-proxy's compass stopped serving; no heading")
     }
 
     // MARK: Positions and claims

@@ -10,6 +10,7 @@ import QiblaGPSD
 import QiblaIIO
 import QiblaInterface
 import QiblaPlatform
+import QiblaSensorProxy
 import QiblaState
 
 /// The wiring: connects the adapters (bus, gpsd, IIO, state files) to the ``DaemonModel`` and the
@@ -48,6 +49,8 @@ final class Daemon: @unchecked Sendable {
     /// Fires once after GeoClue2 was started, to report a GeoClue2 that has not answered.
     var geoclueWaitToken: EventLoop.Token?
     var sensors: SensorHub?
+    /// iio-sensor-proxy's compass, claimed while ``HeadingSourceModel/runsSensorProxy``.
+    var sensorProxy: SensorProxyCompass?
     var publishRetryTimer: EventLoop.Token?
     /// Whether the sensors and the position source run (``reconcileLiveSources()``).
     var liveSourcesRunning = false
@@ -234,60 +237,14 @@ final class Daemon: @unchecked Sendable {
         updateIdleExitTimer()
     }
 
-    /// Arms, keeps or cancels the one-shot idle-exit timer as ``RunPolicy`` says: armed while
-    /// nobody holds a claim, it wakes the loop once, to exit with status 0.
-    func updateIdleExitTimer() {
-        let policy = model.configuration.run
-        switch policy.idleTimerAction(armedSeconds: idleExitTimer?.seconds, claimed: model.claims.isClaimed) {
-        case .keep:
-            return
-        case .cancel:
-            if let timer = idleExitTimer { loop.cancel(timer.token) }
-            idleExitTimer = nil
-        case .arm(let seconds):
-            if let timer = idleExitTimer { loop.cancel(timer.token) }
-            let token = loop.schedule(after: .seconds(seconds)) { [unowned self] in
-                idleExitTimer = nil
-                guard model.configuration.run.idleExitDelaySeconds(claimed: model.claims.isClaimed) != nil else { return }
-                leaveForIdleExit(after: seconds)
-            }
-            idleExitTimer = (token, seconds)
-        }
-    }
-
-    /// Exits for `idle-exit` without losing a call: the name is released first (a round trip, so
-    /// every call sent to it before then is already queued here), the loop serves what is queued,
-    /// and only then qiblad exits — unless one of those calls was a claim, in which case it takes
-    /// the name back and stays (the pattern of systemd's `bus_event_loop_with_idle`).
-    func leaveForIdleExit(after seconds: Double) {
-        logger.info("no compass claim for \(seconds) s; releasing \(QiblaBus.name) (idle-exit)")
-        do { try connection.releaseName(QiblaBus.name) } catch {
-            logger.warning("cannot release \(QiblaBus.name) (\(error.message)); exiting anyway")
-        }
-        // A zero-delay timer runs after the loop has dispatched what is queued (before it sleeps).
-        loop.schedule(after: .zero) { [unowned self] in
-            guard model.claims.isClaimed else {
-                logger.info("exiting (idle-exit)")
-                requestExit(status: 0)
-                return
-            }
-            switch try? connection.requestName(QiblaBus.name) {
-            case .primaryOwner?, .alreadyOwner?:
-                logger.info("a compass claim arrived while leaving; keeping \(QiblaBus.name) and staying (idle-exit cancelled)")
-            default:
-                logger.info("a compass claim arrived while leaving, but another qiblad owns \(QiblaBus.name) now; exiting (idle-exit)")
-                requestExit(status: 0)
-            }
-        }
-    }
-
     func startLiveSources() {
         startPositionSource()
-        startSensors()
+        reconcileHeadingSources()
     }
 
     func stopLiveSources() {
         stopPositionSource()
+        stopSensorProxy()
         stopSensors()
         flushLastKnownNow()
         publish()
@@ -315,12 +272,16 @@ final class Daemon: @unchecked Sendable {
         let now = WallClock.nowUnixSeconds()
         switch event {
         case .available(let magnetometer, let accelerometer):
+            let serving = model.headingSource.serving
             write(log.sensorsFound(magnetometer: "\(magnetometer)", accelerometer: accelerometer.map { "\($0)" }))
             if let device = sensors?.magnetometerDevice { magnetometerAppeared(device, now: now) }
             model.apply(.sensorsAvailable(hasAccelerometer: accelerometer != nil), nowUnixSeconds: now)
+            headingSourceInputApplied(servingBefore: serving)
         case .unavailable(let reason):
+            let serving = model.headingSource.serving
             write(log.noCompass("\(reason)"))
             model.apply(.sensorsUnavailable, nowUnixSeconds: now)
+            headingSourceInputApplied(servingBefore: serving)
         case .droppedValue(let count):
             write(log.droppedValues(count: count, nowSeconds: monotonicSeconds))
             return
@@ -457,7 +418,11 @@ final class Daemon: @unchecked Sendable {
             }
             if wasRunning && liveSourcesRunning {
                 if new.gpsd != old.gpsd || new.positionSource != old.positionSource { stopPositionSource(); startPositionSource() }
-                if new.sensors != old.sensors { stopSensors(); startSensors() }
+                if new.sensors != old.sensors || new.model.headingSource != old.model.headingSource {
+                    stopSensorProxy()
+                    stopSensors()
+                    reconcileHeadingSources()
+                }
             }
             publish()
         }
