@@ -123,6 +123,15 @@ let package = Package(
             swiftSettings: strict),
 
         .target(
+            name: "QiblaSensorProxy",
+            dependencies: [
+                "QiblaDBus", "QiblaEventLoop",
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Sources/Adapters/SensorProxy",
+            swiftSettings: strict),
+
+        .target(
             name: "QiblaConfiguration",
             dependencies: [
                 "QiblaCore", "QiblaDaemon", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaState",
@@ -146,7 +155,7 @@ let package = Package(
             name: "qiblad",
             dependencies: [
                 "QiblaCore", "QiblaInterface", "QiblaDaemon", "QiblaConfiguration",
-                "QiblaEventLoop", "QiblaDBus", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaState",
+                "QiblaEventLoop", "QiblaDBus", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaSensorProxy", "QiblaState",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -212,6 +221,8 @@ let package = Package(
             dependencies: ["QiblaGeoClue", "QiblaDBus", "QiblaEventLoop", "QiblaCore", "TestSupport",
                            .product(name: "Logging", package: "swift-log")],
             swiftSettings: strict),
+        .testTarget(
+            name: "QiblaSensorProxyTests", dependencies: ["QiblaSensorProxy", "QiblaDBus"], swiftSettings: strict),
         .testTarget(
             name: "QiblaDBusTests", dependencies: ["QiblaDBus", "QiblaEventLoop", "TestSupport"],
             swiftSettings: strict),

@@ -14,6 +14,8 @@ public struct DaemonModel: Sendable {
         public var compass = CompassModel.Configuration()
         /// `always-on`, `idle-exit`.
         public var run = RunPolicy()
+        /// `heading-source`.
+        public var headingSource = HeadingSourceModel.Selection.auto
         public init() {}
     }
 
@@ -30,6 +32,8 @@ public struct DaemonModel: Sendable {
     public private(set) var claims = ClaimModel()
     public private(set) var location = LocationModel()
     public private(set) var compass: CompassModel
+    /// Which device the heading comes from (the raw magnetometer or iio-sensor-proxy's compass).
+    public private(set) var headingSource: HeadingSourceModel
     /// nil while no location is known.
     public private(set) var place: Place?
     /// The sun: the next Qibla-sun instant here, the sun check.
@@ -38,6 +42,7 @@ public struct DaemonModel: Sendable {
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
         compass = CompassModel(configuration: configuration.compass)
+        headingSource = HeadingSourceModel(selection: configuration.headingSource)
     }
 
     // MARK: Inputs
@@ -65,12 +70,26 @@ public struct DaemonModel: Sendable {
     public mutating func apply(_ input: CompassModel.Input, nowUnixSeconds: Double) {
         if let place, Self.dayNumber(nowUnixSeconds) != place.dayNumber { refreshPlace(nowUnixSeconds: nowUnixSeconds) }
         compass.apply(input, expectedField: place?.answer.field)
+        switch input {
+        case .sensorsAvailable(let hasAccelerometer): headingSource.apply(.magnetometer(present: hasAccelerometer))
+        case .sensorsUnavailable: headingSource.apply(.magnetometer(present: false))
+        case .stopped: headingSource.apply(.stopped)
+        default: break
+        }
+    }
+
+    /// Applies a heading-source input (iio-sensor-proxy's compass and heading); returns true when
+    /// what is published may have changed.
+    @discardableResult
+    public mutating func apply(_ input: HeadingSourceModel.Input) -> Bool {
+        headingSource.apply(input)
     }
 
     /// New settings (a reload); the place is recomputed (the Kaaba or the bearing model may have changed).
     public mutating func reconfigure(_ configuration: Configuration, nowUnixSeconds: Double) {
         self.configuration = configuration
         compass.reconfigure(configuration.compass)
+        headingSource.reconfigure(configuration.headingSource)
         refreshPlace(nowUnixSeconds: nowUnixSeconds)
     }
 
@@ -100,9 +119,10 @@ public struct DaemonModel: Sendable {
     /// persists ``headingCorrection(afterStoring:)`` and then applies it as
     /// ``CompassModel/Input/headingCorrection(_:)``.
     public func checkHeadingWithSun(alignment: SunModel.Alignment, nowUnixSeconds: Double) -> Result<Double, SunModel.CheckRefusal> {
-        sun.check(alignment: alignment, claimed: liveSourcesRun, position: place?.location.position,
-                  measuredTrueHeadingDegrees: properties.heading, spreadDegrees: compass.state.headingSpreadDegrees,
-                  nowUnixSeconds: nowUnixSeconds)
+        guard headingSource.serving != .iioSensorProxy else { return .failure(.notOwnCompass) }
+        return sun.check(alignment: alignment, claimed: liveSourcesRun, position: place?.location.position,
+                         measuredTrueHeadingDegrees: properties.heading, spreadDegrees: compass.state.headingSpreadDegrees,
+                         nowUnixSeconds: nowUnixSeconds)
     }
 
     /// The correction that makes the heading agree with a check that found `error`: the error is
@@ -144,7 +164,7 @@ public struct DaemonModel: Sendable {
             p.declination = place.answer.declinationDegrees
         }
         p.locationSources = location.sourcesSummary
-        let c = compass.state
+        let c = headingSource.published(magnetometer: compass.state)
         p.hasCompass = c.hasCompass
         p.magneticHeading = c.magneticHeadingDegrees
         p.headingAxis = c.axis

@@ -102,6 +102,9 @@ public struct SunModel: Sendable {
         case noHeading
         case moving(spreadDegrees: Double)
         case sunTooLow(elevationDegrees: Double)
+        /// The heading comes from iio-sensor-proxy: its readings carry no spread that would tell a
+        /// still phone from a moving one, and a correction is stored per raw magnetometer.
+        case notOwnCompass
 
         public var description: String {
             switch self {
@@ -110,6 +113,7 @@ public struct SunModel: Sendable {
             case .noHeading: "no heading is available yet: hold the phone still with the compass claimed"
             case .moving(let spread): "the phone is moving (heading spread \(rounded(spread))°): hold it still, aligned"
             case .sunTooLow(let elevation): "the sun is too low (\(rounded(elevation))° above the horizon; at least 5° is needed)"
+            case .notOwnCompass: "the heading comes from iio-sensor-proxy's compass: the sun check needs qiblad's own magnetometer"
             }
         }
 

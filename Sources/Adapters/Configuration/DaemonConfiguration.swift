@@ -19,7 +19,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// 0.15), `interference-dip-tolerance` (degrees, 1–45, default 8), `interference-enter` and
     /// `interference-recover` (seconds of evidence before the flag rises or clears, defaults 0.5 and 1),
     /// and the run policy (`model.run`): `always-on` (boolean, default false) and `idle-exit`
-    /// (seconds, 0 or `off` for never, the default).
+    /// (seconds, 0 or `off` for never, the default), and `heading-source` (auto, magnetometer or
+    /// iio-sensor-proxy; `HeadingSourceModel`).
     public var model = DaemonModel.Configuration()
     /// `max-signal-rate`.
     public var publishing = PropertyPublisher.Configuration()
@@ -44,7 +45,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
         "sensor-mode", "sample-rate", "rest-sample-rate", "magnetometer", "accelerometer",
         "magnetometer-mount-matrix", "accelerometer-mount-matrix",
         "interference-field-tolerance", "interference-dip-tolerance", "interference-enter", "interference-recover",
-        "always-on", "idle-exit",
+        "always-on", "idle-exit", "heading-source",
     ]
 
     /// Parses a configuration file's text. Returns the configuration and warnings (unknown keys);
@@ -139,6 +140,11 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "accelerometer": config.sensors.preferredAccelerometerName = value.isEmpty ? nil : value
             case "magnetometer-mount-matrix": config.sensors.magnetometerMountMatrixOverride = try matrix()
             case "accelerometer-mount-matrix": config.sensors.accelerometerMountMatrixOverride = try matrix()
+            case "heading-source":
+                guard let selection = HeadingSourceModel.Selection(rawValue: value) else {
+                    throw bad("auto, magnetometer or iio-sensor-proxy")
+                }
+                config.model.headingSource = selection
             case "always-on": config.model.run.alwaysOn = try boolean()
             case "idle-exit":
                 if ["off", "no", "none", "never"].contains(value.lowercased()) {

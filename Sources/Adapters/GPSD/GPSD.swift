@@ -58,6 +58,9 @@ public enum GPSDEvent: Sendable, Equatable {
     /// The receiver lost its fix (TPV mode 0/1), no fix arrived for `fixTimeoutSeconds`, or the
     /// connection ended. Sent once per loss; the next ``fix(_:)`` ends it.
     case fixLost
+    /// One attempt to connect failed (refused, unreachable, no gpsd answer); the next is already
+    /// scheduled with backoff. Sent for every attempt: the owner decides what reaches the journal.
+    case connectFailed(reason: String)
 }
 
 /// Live position source: a gpsd client driven by a ``QiblaEventLoop/EventLoop``.
@@ -72,7 +75,7 @@ public enum GPSDEvent: Sendable, Equatable {
 ///   calls `gps_read` while `gps_waiting(data, 0)` says libgps still has buffered bytes, at most
 ///   ``maximumReportsPerWakeup`` reports per wakeup so an endless stream cannot starve the loop.
 /// - Reconnects with exponential backoff (initial, doubling, capped at the maximum), reset once a
-///   connection delivered a gpsd report. Logs once per state change, not once per retry.
+///   connection delivered a gpsd report. Logs a connection and its loss; failed attempts go to the owner as ``GPSDEvent/connectFailed(reason:)``.
 public final class GPSDPositionSource {
     /// Connection and timing settings.
     public struct Configuration: Sendable {
@@ -142,7 +145,6 @@ public final class GPSDPositionSource {
     private var drainTimer: EventLoop.Token?
     private var fixTimer: EventLoop.Token?
     private var backoffSeconds: Double
-    private var failureLogged = false
     private var consecutiveUnparsedLines = 0
     private var hasCurrentFix = false
     private var lastFixInstant: ContinuousClock.Instant?
@@ -178,7 +180,6 @@ public final class GPSDPositionSource {
         guard !isActive else { return }
         isActive = true
         backoffSeconds = configuration.initialBackoffSeconds
-        failureLogged = false
         logger.debug("gpsd position source started")
         connect()
     }
@@ -246,13 +247,8 @@ public final class GPSDPositionSource {
     }
 
     private func connectFailed(reason: String) {
-        if !failureLogged {
-            failureLogged = true
-            logger.warning("cannot connect to gpsd: \(reason); retrying with backoff up to \(configuration.maximumBackoffSeconds) s")
-        } else {
-            logger.debug("gpsd connect attempt failed: \(reason)")
-        }
         scheduleRetry()
+        if isActive { onEvent(.connectFailed(reason: reason)) }
     }
 
     private func scheduleRetry() {
@@ -310,7 +306,6 @@ public final class GPSDPositionSource {
         isConnected = true
         cancel(&handshakeTimer)
         backoffSeconds = configuration.initialBackoffSeconds
-        failureLogged = false
         logger.info("connected to gpsd (libgps API \(LibGPSSession.apiMajorVersion))")
         onEvent(.connected)
     }
@@ -404,8 +399,7 @@ public final class GPSDPositionSource {
         lastFixInstant = nil
         if wasConnected {
             logger.warning("disconnected from gpsd: \(reason)")
-            failureLogged = false
-            scheduleRetry()
+                scheduleRetry()
             if hadFix { onEvent(.fixLost) }
             guard isActive else { return }
             onEvent(.disconnected(reason: reason))
