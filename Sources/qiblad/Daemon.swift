@@ -638,7 +638,7 @@ final class Daemon: @unchecked Sendable {
     private func handle(_ event: SensorEvent) {
         let now = WallClock.nowUnixSeconds()
         switch event {
-        case .available(let magnetometer, let accelerometer):
+        case .available(let magnetometer, let accelerometer, _):
             if let accelerometer {
                 noteFact("compass", "compass: magnetometer \(magnetometer), accelerometer \(accelerometer)")
             } else {
@@ -678,6 +678,8 @@ final class Daemon: @unchecked Sendable {
                 case .magnetometer:
                     model.apply(.magneticField(sample.vector, timeSeconds: Double(sample.timestampNanoseconds) / 1e9),
                                 nowUnixSeconds: now)
+                case .gyroscope:
+                    break  // not used until the attitude filter is wired (issue 30)
                 }
             }
             if let rejection = model.compass.lastRejection, rejection != previousRejection {
