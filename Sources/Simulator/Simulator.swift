@@ -195,8 +195,10 @@ public final class Simulator: Sendable {
     /// thread falls more than a second behind, it skips ahead instead of bursting.
     /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a rate that is not finite and > 0 (or > 10 kHz),
     ///   file errors from ``step(to:)``.
-    public func run(rateHertz: Double = 20, durationSeconds: Double? = nil, startTimeSeconds: Double = 0)
-        throws(SimulatorError) {
+    /// - Parameter onStart: called once, on the calling thread, with the `CLOCK_MONOTONIC` seconds
+    ///   at scene time `startTimeSeconds` (before the first step), e.g. to print the mapping.
+    public func run(rateHertz: Double = 20, durationSeconds: Double? = nil, startTimeSeconds: Double = 0,
+                    onStart: ((Double) -> Void)? = nil) throws(SimulatorError) {
         guard rateHertz.isFinite, rateHertz > 0, rateHertz <= 10_000 else {
             throw .invalidArgument("rate \(rateHertz) Hz must be in (0, 10000]")
         }
@@ -206,6 +208,7 @@ public final class Simulator: Sendable {
         let period = 1 / rateHertz
         let start = Self.monotonicSeconds()
         state.withLock { $0.runOrigin = (start, startTimeSeconds) }
+        onStart?(start)
         var k = 0
         while !stopRequested.load(ordering: .acquiring) {
             let elapsed = Double(k) * period
