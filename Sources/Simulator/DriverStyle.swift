@@ -2,26 +2,27 @@
 // The sysfs shape of the Linux IIO drivers the simulator imitates.
 // Kernel ABI: Documentation/ABI/testing/sysfs-bus-iio — a channel's value in the ABI unit is
 // (in_<type>_<axis>_raw + in_<type>_offset) × in_<type>[_<axis>]_scale; magnetic field in gauss
-// (1 gauss = 100 µT), acceleration in m/s².
+// (1 gauss = 100 µT), acceleration in m/s², angular velocity in rad/s.
 
 /// What a simulated IIO device measures.
 public enum SensorKind: String, Sendable, Equatable, CaseIterable {
-    case magnetometer, accelerometer
+    case magnetometer, accelerometer, gyroscope
 
-    /// The IIO channel type used in attribute names (`in_magn_x_raw`, `in_accel_x_raw`).
+    /// The IIO channel type used in attribute names (`in_magn_x_raw`, `in_accel_x_raw`, `in_anglvel_x_raw`).
     public var channelType: String {
         switch self {
         case .magnetometer: "magn"
         case .accelerometer: "accel"
+        case .gyroscope: "anglvel"
         }
     }
 
-    /// Multiply a value in the simulator's unit (microtesla, m/s²) by this to get the kernel ABI unit
-    /// (gauss, m/s²). 1 gauss = 100 µT.
+    /// Multiply a value in the simulator's unit (microtesla, m/s², rad/s) by this to get the kernel
+    /// ABI unit (gauss, m/s², rad/s). 1 gauss = 100 µT.
     public var kernelUnitsPerSimulatorUnit: Double {
         switch self {
         case .magnetometer: 0.01
-        case .accelerometer: 1
+        case .accelerometer, .gyroscope: 1
         }
     }
 }
@@ -45,13 +46,34 @@ public enum DriverStyle: String, Sendable, Equatable, CaseIterable {
     /// ST LSM6DSx accelerometer (`st_lsm6dsx`): shared `in_accel_scale` = 0.000598205 m/s²/LSB
     /// (±2 g, 61 µg/LSB), little-endian s16 scans.
     case lsm6dsx
+    /// ST LSM9DS1 gyroscope as `st_lsm6dsx` registers it (drivers/iio/imu/st_lsm6dsx: one IIO device
+    /// per sensor, named `<part>_gyro`): shared `in_anglvel_scale` = 0.000153 rad/s per LSB
+    /// (±245 °/s, 8.75 m°/s per LSB: `IIO_DEGREE_TO_RAD(8750)` µrad), `mount_matrix` shared by all
+    /// channels, scan elements x, y, z (le:s16) at 0–2 and the timestamp at 3.
+    case lsm9ds1Gyro
 
     public var kind: SensorKind {
         switch self {
         case .lis3mdl, .af8133j, .lsm9ds1Magn: .magnetometer
         case .mpu6050, .lsm6dsx: .accelerometer
+        case .lsm9ds1Gyro: .gyroscope
         }
     }
+
+    /// True when the driver puts a gyroscope (`in_anglvel_*`) on the accelerometer's own device:
+    /// `inv_mpu6050` (MPU-6050, MPU-6500, …). Its layout (drivers/iio/imu/inv_mpu6050,
+    /// `enum inv_mpu6050_scan`): scan elements accel x, y, z at 0–2, temp at 3, anglvel x, y, z at
+    /// 4–6, timestamp at 7, all big-endian s16 but the timestamp; `in_mount_matrix` shared by both
+    /// (`IIO_SHARED_BY_DIR`); `in_anglvel_scale` from `in_anglvel_scale_available`.
+    public var carriesGyroscope: Bool { self == .mpu6050 }
+
+    /// The gyroscope scale on a device that ``carriesGyroscope``, rad/s per LSB: inv_mpu6050's
+    /// `gyro_scale_6050` at its default ±2000 °/s (`INV_MPU6050_FSR_2000DPS`, 16.4 LSB per °/s).
+    public static let mpu6050GyroscopeScaleText = "0.001064724"
+    /// inv_mpu6050's `in_anglvel_scale_available` (±250, 500, 1000, 2000 °/s), rad/s per LSB.
+    public static let mpu6050GyroscopeScaleAvailableText = "0.000133090 0.000266181 0.000532362 0.001064724"
+    /// inv_mpu6050's `in_accel_scale_available` (±2, 4, 8, 16 g), m/s² per LSB.
+    public static let mpu6050AccelerometerScaleAvailableText = "0.000598 0.001196 0.002392 0.004785"
 
     /// The `name` attribute the driver reports unless a preset overrides it.
     public var defaultName: String {
@@ -61,16 +83,19 @@ public enum DriverStyle: String, Sendable, Equatable, CaseIterable {
         case .lsm9ds1Magn: "lsm9ds1_magn"
         case .mpu6050: "mpu6050"
         case .lsm6dsx: "lsm6dsl_accel"
+        case .lsm9ds1Gyro: "lsm9ds1_gyro"
         }
     }
 
-    /// The scale attribute text, in gauss/LSB (magnetometers) or m/s²/LSB (accelerometers).
+    /// The scale attribute text, in gauss/LSB (magnetometers), m/s²/LSB (accelerometers) or
+    /// rad/s per LSB (gyroscopes).
     public var scaleText: String {
         switch self {
         case .lis3mdl, .lsm9ds1Magn: "0.000146156"
         case .af8133j: "0.000100"
         case .mpu6050: "0.000598"
         case .lsm6dsx: "0.000598205"
+        case .lsm9ds1Gyro: "0.000153"
         }
     }
 
@@ -81,7 +106,7 @@ public enum DriverStyle: String, Sendable, Equatable, CaseIterable {
     public var hasPerAxisScale: Bool {
         switch self {
         case .lis3mdl, .lsm9ds1Magn: true
-        case .af8133j, .mpu6050, .lsm6dsx: false
+        case .af8133j, .mpu6050, .lsm6dsx, .lsm9ds1Gyro: false
         }
     }
 
@@ -92,6 +117,7 @@ public enum DriverStyle: String, Sendable, Equatable, CaseIterable {
         case .af8133j: nil
         case .mpu6050: "50"
         case .lsm6dsx: "52.000"
+        case .lsm9ds1Gyro: "59.500"
         }
     }
 
@@ -102,6 +128,7 @@ public enum DriverStyle: String, Sendable, Equatable, CaseIterable {
         case .af8133j: nil
         case .mpu6050: "10 20 50 100 200 500"
         case .lsm6dsx: "12.500 26.000 52.000 104.000 208.000 416.000"
+        case .lsm9ds1Gyro: "14.900 59.500 119.000 238.000 476.000 952.000"
         }
     }
 
@@ -124,7 +151,7 @@ public enum DriverStyle: String, Sendable, Equatable, CaseIterable {
         switch self {
         case .lis3mdl, .af8133j, .lsm9ds1Magn: "in_magn_mount_matrix"
         case .mpu6050: "in_accel_mount_matrix"
-        case .lsm6dsx: "mount_matrix"
+        case .lsm6dsx, .lsm9ds1Gyro: "mount_matrix"
         }
     }
 

@@ -111,8 +111,50 @@ public struct Interference: Sendable, Hashable {
     public func isActive(at t: Double) -> Bool { t >= startSeconds && t < startSeconds + durationSeconds }
 }
 
+/// The gyroscope's imperfections (what a MEMS rate sensor adds to the true angular velocity).
+/// Measured ω_m = (1 + k)·ω + b(t) + n, per axis, device frame, where
+/// b(t) = b₀ + Δb·(1 − e^(−t/τ)) is a bias that drifts as the chip warms up (a first-order thermal
+/// response; MPU-6050 datasheet: ±20 °/s initial zero-rate output, ±20 °/s over −40…85 °C), k the
+/// scale-factor error and n white noise; the raw counts then quantise by the driver's scale.
+public struct GyroscopeErrors: Sendable, Hashable {
+    /// b₀, °/s per device axis.
+    public var biasDegreesPerSecond: Vector3
+    /// Δb: how far the bias moves as the chip warms up, °/s per axis.
+    public var biasDriftDegreesPerSecond: Vector3
+    /// τ of the warm-up, seconds.
+    public var biasDriftTimeConstantSeconds: Double
+    /// Standard deviation of the white noise, °/s per axis per sample.
+    public var noiseDegreesPerSecond: Double
+    /// k, dimensionless (0.01 = 1 % too much).
+    public var scaleFactorError: Double
+
+    /// Defaults: a few tenths of °/s of bias, 0.1 °/s of drift over two minutes, 0.05 °/s noise
+    /// (MPU-6050: 0.005 °/s/√Hz over a 100 Hz band), no scale-factor error.
+    public init(biasDegreesPerSecond: Vector3 = Vector3(0.3, -0.2, 0.25),
+                biasDriftDegreesPerSecond: Vector3 = Vector3(0.1, 0.05, -0.1), biasDriftTimeConstantSeconds: Double = 120,
+                noiseDegreesPerSecond: Double = 0.05, scaleFactorError: Double = 0) {
+        self.biasDegreesPerSecond = biasDegreesPerSecond
+        self.biasDriftDegreesPerSecond = biasDriftDegreesPerSecond
+        self.biasDriftTimeConstantSeconds = biasDriftTimeConstantSeconds
+        self.noiseDegreesPerSecond = noiseDegreesPerSecond
+        self.scaleFactorError = scaleFactorError
+    }
+
+    /// A perfect gyroscope.
+    public static let none = GyroscopeErrors(biasDegreesPerSecond: .zero, biasDriftDegreesPerSecond: .zero,
+                                             noiseDegreesPerSecond: 0)
+
+    /// b(t), rad/s, device frame.
+    public func biasRadiansPerSecond(at t: Double) -> Vector3 {
+        let tau = biasDriftTimeConstantSeconds.isFinite && biasDriftTimeConstantSeconds > 0 ? biasDriftTimeConstantSeconds : 120
+        let warm = t > 0 ? 1 - exp(-t / tau) : 0
+        return (biasDegreesPerSecond + biasDriftDegreesPerSecond * warm) * (Double.pi / 180)
+    }
+}
+
 /// Everything the simulated sensors "see". A value type: deterministic, no clock, no noise source
-/// (``Simulator`` draws the noise). Magnetic quantities in microtesla, accelerations in m/s².
+/// (``Simulator`` draws the noise). Magnetic quantities in microtesla, accelerations in m/s²,
+/// angular velocities in rad/s.
 public struct Scene: Sendable {
     /// The Earth's field at the scene, NED, microtesla.
     public var earthFieldNEDMicrotesla: Vector3
@@ -133,6 +175,11 @@ public struct Scene: Sendable {
     public var accelerometerNoiseMetresPerSecondSquared: Double
     /// Interference fields added while active.
     public var interferences: [Interference]
+    /// The gyroscope's imperfections.
+    public var gyroscope = GyroscopeErrors()
+    /// The device's own acceleration (a hand moving, steps), world frame (NED), m/s², at scene time
+    /// t; nil: the device does not accelerate (the accelerometer reads gravity's reaction only).
+    public var linearAccelerationNED: (@Sendable (Double) -> Vector3)?
 
     /// A scene with an explicit Earth field (no WMM), for tests.
     public init(earthFieldNEDMicrotesla: Vector3, trajectory: OrientationTrajectory,
@@ -202,10 +249,37 @@ public struct Scene: Sendable {
         softIronMatrix * externalFieldDeviceMicrotesla(at: t) + hardIronOffsetMicrotesla + noiseMicrotesla
     }
 
-    /// What the accelerometer measures, device frame, m/s²: the specific force C · (0, 0, −g) of a device
-    /// at rest (hand motion's own acceleration is neglected) plus noise.
+    /// What the accelerometer measures, device frame, m/s²: the specific force f = C · (a − g_NED),
+    /// g_NED = (0, 0, g), a = ``linearAccelerationNED`` (zero when nil), plus noise.
     public func accelerometerReadingMetresPerSecondSquared(at t: Double, noise: Vector3 = .zero) -> Vector3 {
-        worldToDevice(at: t) * Vector3(0, 0, -gravityMetresPerSecondSquared) + noise
+        let a = linearAccelerationNED?(t) ?? .zero
+        return worldToDevice(at: t) * (a - Vector3(0, 0, gravityMetresPerSecondSquared)) + noise
+    }
+
+    /// Half the step of the central difference in ``angularVelocityRadiansPerSecond(at:)``, seconds.
+    public static let angularVelocityHalfStepSeconds = 0.001
+
+    /// The true angular velocity ω of the device, device frame, rad/s (counter-clockwise positive
+    /// about each axis, the IIO/Android convention): from the trajectory by a central difference,
+    /// R = C(t+h)·C(t−h)ᵀ = exp(−[ω×]·2h) (a world-fixed vector, seen from the device, turns
+    /// opposite to the device), so ω = −θ·u / 2h with θ and u the angle and axis of R
+    /// (θ = acos((tr R − 1)/2), u = (R₃₂ − R₂₃, R₁₃ − R₃₁, R₂₁ − R₁₂) / (2 sin θ)); h =
+    /// ``angularVelocityHalfStepSeconds``. Exact for a constant rate; O(h²) otherwise.
+    public func angularVelocityRadiansPerSecond(at t: Double) -> Vector3 {
+        let h = Self.angularVelocityHalfStepSeconds
+        let r = worldToDevice(at: t + h) * worldToDevice(at: t - h).transposed
+        let skew = Vector3(r.row2.y - r.row1.z, r.row0.z - r.row2.x, r.row1.x - r.row0.y)
+        let sine = skew.length / 2
+        let cosine = (r.row0.x + r.row1.y + r.row2.z - 1) / 2
+        let angle = atan2(sine, cosine)
+        guard sine > 1e-15 else { return skew * (-1 / (4 * h)) }  // θ → 0: θ/(2 sin θ) → 1/2
+        return skew * (-angle / (2 * sine) / (2 * h))
+    }
+
+    /// What the gyroscope measures, device frame, rad/s: (1 + k)·ω + b(t) + noise (``GyroscopeErrors``;
+    /// `noise` in rad/s, drawn by the caller).
+    public func gyroscopeReadingRadiansPerSecond(at t: Double, noise: Vector3 = .zero) -> Vector3 {
+        angularVelocityRadiansPerSecond(at: t) * (1 + gyroscope.scaleFactorError) + gyroscope.biasRadiansPerSecond(at: t) + noise
     }
 
     /// Azimuth of a device-frame direction's horizontal projection, degrees clockwise from true north in

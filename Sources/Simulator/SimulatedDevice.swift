@@ -6,10 +6,10 @@ import QiblaIIOFormat
 import QiblaPlatform
 import SystemPackage
 
-/// Writes and updates the sysfs files of one simulated IIO magnetometer or accelerometer.
+/// Writes and updates the sysfs files of one simulated IIO magnetometer, accelerometer or gyroscope.
 ///
 /// Tree written by ``init(configuration:sysfsRoot:devRoot:)`` (for `iio:deviceN`):
-/// - `name`; `in_<t>_{x,y,z}_raw` (t = `magn` or `accel`);
+/// - `name`; `in_<t>_{x,y,z}_raw` (t = `magn`, `accel` or `anglvel`);
 /// - `in_<t>_{x,y,z}_scale` (per-axis styles) or `in_<t>_scale`; `in_<t>_offset` when
 ///   ``Configuration/rawOffset`` is set;
 /// - the mount matrix attribute (`"a, b, c; d, e, f; g, h, i"`) when ``Configuration/mountMatrix`` is set;
@@ -19,6 +19,11 @@ import SystemPackage
 ///   `buffer/{enable,length,watermark}`, `trigger/current_trigger` (empty), a trigger device
 ///   `<sysfsRoot>/bus/iio/devices/triggerN/name` = `<name>-dev<N>`, and the FIFO `<devRoot>/iio:deviceN`.
 ///   All `_en` and `buffer/enable` start at `0`, as in the kernel; the consumer enables them.
+/// - with ``Configuration/includesGyroscope`` on a style that ``DriverStyle/carriesGyroscope``
+///   (inv_mpu6050): also `in_anglvel_{x,y,z}_raw`, `in_anglvel_scale`, `in_anglvel_scale_available`,
+///   `in_anglvel_{x,y,z}_calibbias`, `in_accel_{x,y,z}_calibbias`, `in_accel_scale_available`,
+///   `in_temp_{raw,scale,offset}`, the mount matrix in `in_mount_matrix` (shared by both types), and
+///   the driver's scan layout: accel 0–2, temp 3, anglvel 4–6, timestamp 7.
 ///
 /// Buffered stand-in: `<devRoot>/iio:deviceN` is a **FIFO** (named pipe). The simulator opens it
 /// `O_RDWR | O_NONBLOCK` (Linux: never blocks, no reader needed), so a consumer may open it
@@ -54,15 +59,21 @@ public final class SimulatedDevice {
         public var buffered: Bool
         /// How `_raw` files are rewritten.
         public var writeMode: AttributeWriteMode
+        /// A gyroscope on this device beside the accelerometer (only for a style that
+        /// ``DriverStyle/carriesGyroscope``; ignored otherwise).
+        public var includesGyroscope: Bool
 
         public init(style: DriverStyle, deviceIndex: Int, name: String? = nil, mountMatrix: Matrix3? = nil,
                     mountMatrixAttribute: String? = nil, rawOffset: Int? = nil, buffered: Bool = false,
-                    writeMode: AttributeWriteMode = .fixedWidthInPlace) {
+                    writeMode: AttributeWriteMode = .fixedWidthInPlace, includesGyroscope: Bool = false) {
             self.style = style
             self.deviceIndex = deviceIndex
             self.name = name ?? style.defaultName
             self.mountMatrix = mountMatrix
-            self.mountMatrixAttribute = mountMatrixAttribute ?? style.defaultMountMatrixAttribute
+            self.includesGyroscope = includesGyroscope && style.carriesGyroscope
+            // inv_mpu6050 shares one `in_mount_matrix` between its accelerometer and gyroscope.
+            self.mountMatrixAttribute = mountMatrixAttribute
+                ?? (self.includesGyroscope ? "in_mount_matrix" : style.defaultMountMatrixAttribute)
             self.rawOffset = rawOffset
             self.buffered = buffered
             self.writeMode = writeMode
@@ -91,6 +102,8 @@ public final class SimulatedDevice {
     private var pendingScans = 0
     /// The size of the staged scans, bytes (the enabled channels' layout).
     private var pendingScanSize = 0
+    /// The layout of the staged scans.
+    private var pendingLayout: ScanLayout?
     /// The watermark was reached when the last scan was staged: ``flushScans()`` writes them.
     private var flushDue = false
     /// `in_timestamp` of the last scan staged (nanoseconds).
@@ -117,9 +130,18 @@ public final class SimulatedDevice {
         let t = configuration.style.kind.channelType
         let axisType = IIOScanElementType(parsing: configuration.style.axisScanTypeText)!
         let timestampType = IIOScanElementType(bigEndian: false, signedness: .signed, bits: 64, storageBits: 64)
-        fullScanLayout = ScanLayout(channels: Self.axes.enumerated().map {
-            ScanChannel(name: "in_\(t)_\($0.element)", index: $0.offset, type: axisType)
-        } + [ScanChannel(name: "in_timestamp", index: 3, type: timestampType)])
+        if configuration.includesGyroscope {
+            // inv_mpu6050's `enum inv_mpu6050_scan`: accel 0–2, temp 3, gyro 4–6, timestamp 7.
+            fullScanLayout = ScanLayout(channels: Self.axes.enumerated().map {
+                ScanChannel(name: "in_\(t)_\($0.element)", index: $0.offset, type: axisType)
+            } + [ScanChannel(name: "in_temp", index: 3, type: axisType)] + Self.axes.enumerated().map {
+                ScanChannel(name: "in_anglvel_\($0.element)", index: 4 + $0.offset, type: axisType)
+            } + [ScanChannel(name: "in_timestamp", index: 7, type: timestampType)])
+        } else {
+            fullScanLayout = ScanLayout(channels: Self.axes.enumerated().map {
+                ScanChannel(name: "in_\(t)_\($0.element)", index: $0.offset, type: axisType)
+            } + [ScanChannel(name: "in_timestamp", index: 3, type: timestampType)])
+        }
 
         let style = configuration.style
         try AttributeFiles.makeDirectories(directory)
@@ -132,6 +154,21 @@ public final class SimulatedDevice {
             try write("in_\(t)_scale", style.scaleText)
         }
         if let offset = configuration.rawOffset { try write("in_\(t)_offset", String(offset)) }
+        if configuration.includesGyroscope {
+            for axis in Self.axes {
+                try write("in_anglvel_\(axis)_raw", zero)
+                try write("in_anglvel_\(axis)_calibbias", "0")
+                try write("in_\(t)_\(axis)_calibbias", "0")
+            }
+            try write("in_anglvel_scale", DriverStyle.mpu6050GyroscopeScaleText)
+            try write("in_anglvel_scale_available", DriverStyle.mpu6050GyroscopeScaleAvailableText)
+            try write("in_\(t)_scale_available", DriverStyle.mpu6050AccelerometerScaleAvailableText)
+            // MPU-6050 temperature: (raw + 12420) × 2.941176 m°C (inv_mpu6050 INV_MPU6050_TEMP_OFFSET
+            // and _SCALE): about 30 °C.
+            try write("in_temp_raw", String(Self.temperatureRaw))
+            try write("in_temp_offset", "12420")
+            try write("in_temp_scale", "2.941176")
+        }
         if let m = configuration.mountMatrix {
             try write(configuration.mountMatrixAttribute, m.mountMatrixText)
         }
@@ -171,20 +208,36 @@ public final class SimulatedDevice {
         fifo = nil
     }
 
-    /// The raw counts for a value in the device frame, in microtesla (magnetometer) or m/s²
-    /// (accelerometer): sensor-frame value s = M⁻¹·v (so that the consumer, applying M, recovers v),
-    /// converted to the kernel unit, then raw = round(s / scale) − offset, saturated to the chip range.
-    /// (Inverse of the ABI's value = (raw + offset) × scale.)
+    /// The temperature channel's raw count on a device with ``Configuration/includesGyroscope``.
+    static let temperatureRaw = -2220
+
+    /// Whether the device carries a gyroscope beside its own kind (``Configuration/includesGyroscope``).
+    public var carriesGyroscope: Bool { configuration.includesGyroscope }
+
+    /// The raw counts for a value in the device frame, in microtesla (magnetometer), m/s²
+    /// (accelerometer) or rad/s (gyroscope): sensor-frame value s = M⁻¹·v (so that the consumer,
+    /// applying M, recovers v), converted to the kernel unit, then raw = round(s / scale) − offset,
+    /// saturated to the chip range. (Inverse of the ABI's value = (raw + offset) × scale.)
     /// - Throws: ``SimulatorError/invalidArgument(_:)`` when a component is not finite.
     public func rawCounts(forDeviceFrameValue value: Vector3) throws(SimulatorError) -> [Int] {
+        try rawCounts(forDeviceFrameValue: value, scale: configuration.style.scale,
+                      unit: configuration.style.kind.kernelUnitsPerSimulatorUnit, offset: configuration.rawOffset ?? 0)
+    }
+
+    /// ``rawCounts(forDeviceFrameValue:)`` of the gyroscope on this device (rad/s; inv_mpu6050's
+    /// ±2000 °/s scale, no offset).
+    public func gyroscopeRawCounts(forDeviceFrameValue value: Vector3) throws(SimulatorError) -> [Int] {
+        try rawCounts(forDeviceFrameValue: value, scale: Double(DriverStyle.mpu6050GyroscopeScaleText)!, unit: 1, offset: 0)
+    }
+
+    private func rawCounts(forDeviceFrameValue value: Vector3, scale: Double, unit: Double,
+                           offset: Int) throws(SimulatorError) -> [Int] {
         guard value.isFinite else { throw .invalidArgument("sample \(value) is not finite") }
         let sensor = configuration.mountMatrix == nil ? value : inverseMountMatrix * value
         let style = configuration.style
-        let unit = style.kind.kernelUnitsPerSimulatorUnit
-        let offset = configuration.rawOffset ?? 0
         let low = Double(style.rawRange.lowerBound) - 1e6, high = Double(style.rawRange.upperBound) + 1e6
         return [sensor.x, sensor.y, sensor.z].map { component in
-            let counts = min(max((component * unit / style.scale).rounded(), low), high)
+            let counts = min(max((component * unit / scale).rounded(), low), high)
             return min(max(Int(counts) - offset, style.rawRange.lowerBound), style.rawRange.upperBound)
         }
     }
@@ -204,17 +257,25 @@ public final class SimulatedDevice {
     /// ``writeSample(_:timestampNanoseconds:)`` without writing the FIFO: the scan waits for
     /// ``flushScans()``. ``Simulator`` stages every device's sample of an instant, then flushes them
     /// back to back, as sensors sampled together (one trigger) fill their buffers at one instant.
+    /// - Parameter gyroscope: the gyroscope's device-frame value, rad/s, on a device that
+    ///   ``carriesGyroscope`` (ignored otherwise); its raw counts are in ``lastGyroscopeRaw``.
     @discardableResult
-    func stageSample(_ value: Vector3, timestampNanoseconds: Int64) throws(SimulatorError) -> [Int] {
+    func stageSample(_ value: Vector3, gyroscope: Vector3? = nil, timestampNanoseconds: Int64) throws(SimulatorError) -> [Int] {
         let raw = try rawCounts(forDeviceFrameValue: value)
+        var gyroscopeRaw: [Int]?
+        if configuration.includesGyroscope, let gyroscope {
+            gyroscopeRaw = try gyroscopeRawCounts(forDeviceFrameValue: gyroscope)
+        }
         let t = configuration.style.kind.channelType
         for (axis, count) in zip(Self.axes, raw) {
-            var text = String(count)
-            if configuration.writeMode == .fixedWidthInPlace {
-                text = String(repeating: " ", count: max(0, 6 - text.count)) + text
-            }
-            try write("in_\(t)_\(axis)_raw", text, mode: configuration.writeMode)
+            try write("in_\(t)_\(axis)_raw", rawText(count), mode: configuration.writeMode)
         }
+        if let gyroscopeRaw {
+            for (axis, count) in zip(Self.axes, gyroscopeRaw) {
+                try write("in_anglvel_\(axis)_raw", rawText(count), mode: configuration.writeMode)
+            }
+        }
+        lastGyroscopeRaw = gyroscopeRaw
         if fifo != nil, isBufferEnabled {
             if let last = lastScanNanoseconds, let hertz = samplingFrequencyHertz,
                Double(timestampNanoseconds - last) + 1e6 < 1e9 / hertz {
@@ -223,8 +284,14 @@ public final class SimulatedDevice {
             lastScanNanoseconds = timestampNanoseconds
             let layout = ScanLayout(channels: fullScanLayout.channels.filter { isEnabled($0.name) })
             if layout.scanSizeBytes > 0 {
-                var values: [String: Int64] = ["in_timestamp": timestampNanoseconds]
+                var values: [String: Int64] = ["in_timestamp": timestampNanoseconds, "in_temp": Int64(Self.temperatureRaw)]
                 for (axis, count) in zip(Self.axes, raw) { values["in_\(t)_\(axis)"] = Int64(count) }
+                if let gyroscopeRaw {
+                    for (axis, count) in zip(Self.axes, gyroscopeRaw) { values["in_anglvel_\(axis)"] = Int64(count) }
+                }
+                // A new set of enabled channels: the kernel reallocates (empties) its buffer.
+                if pendingScans > 0, pendingLayout != layout { pendingBytes.removeAll(keepingCapacity: true); pendingScans = 0 }
+                pendingLayout = layout
                 pendingBytes += layout.pack(values)
                 pendingScans += 1
                 pendingScanSize = layout.scanSizeBytes
@@ -237,11 +304,28 @@ public final class SimulatedDevice {
         return raw
     }
 
+    /// The gyroscope's raw counts of the last staged sample (a device that ``carriesGyroscope``).
+    public private(set) var lastGyroscopeRaw: [Int]?
+
+    /// A raw count as the attribute holds it (right-aligned in 6 characters when written in place).
+    private func rawText(_ count: Int) -> String {
+        let text = String(count)
+        guard configuration.writeMode == .fixedWidthInPlace else { return text }
+        return String(repeating: " ", count: max(0, 6 - text.count)) + text
+    }
+
     /// Writes the staged scans to the FIFO when `buffer/watermark` of them are waiting (at most
     /// 4 KiB, whole scans, per `write`: atomic on a pipe); a full pipe drops them (``droppedScans``).
+    /// Scans whose channels are no longer the enabled ones (the consumer changed them between the
+    /// staging and the flush) are dropped, as the kernel empties its buffer on such a change.
     func flushScans() throws(SimulatorError) {
         guard let fifo, flushDue, pendingScanSize > 0 else { return }
         flushDue = false
+        guard isBufferEnabled, pendingLayout == ScanLayout(channels: fullScanLayout.channels.filter({ isEnabled($0.name) })) else {
+            pendingBytes.removeAll(keepingCapacity: true)
+            pendingScans = 0
+            return
+        }
         let scansPerWrite = max(1, 4096 / pendingScanSize)
         var start = 0
         while start < pendingBytes.count {

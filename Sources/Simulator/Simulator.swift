@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// The simulator's driver: samples a Scene and writes both sensors' files.
+// The simulator's driver: samples a Scene and writes the sensors' files.
 import QiblaCore
 import QiblaPlatform
 import Synchronization
@@ -18,9 +18,16 @@ public struct SimulatorSample: Sendable, Equatable {
     public var accelerometerMetresPerSecondSquared: Vector3?
     /// Raw counts written to `in_accel_{x,y,z}_raw`.
     public var accelerometerRaw: [Int]?
+    /// The gyroscope's angular velocity (with bias, scale error and noise), device frame, rad/s; nil without one.
+    public var gyroscopeRadiansPerSecond: Vector3?
+    /// Raw counts written to `in_anglvel_{x,y,z}_raw`.
+    public var gyroscopeRaw: [Int]?
+    /// The true angular velocity at this instant, device frame, rad/s (``Scene/angularVelocityRadiansPerSecond(at:)``);
+    /// nil without a gyroscope.
+    public var trueAngularVelocityRadiansPerSecond: Vector3?
 }
 
-/// Drives a magnetometer and an accelerometer from a ``Scene``.
+/// Drives a magnetometer, an accelerometer and a gyroscope from a ``Scene``.
 ///
 /// Thread safety: `Sendable` and checked by the compiler — all mutable state (the scene, the noise
 /// generator, the devices with their FIFO descriptors) lives in a `Mutex` (Synchronization), and the
@@ -33,8 +40,12 @@ public final class Simulator: Sendable {
         var noise: GaussianNoise
         var magnetometer: SimulatedDevice?
         var accelerometer: SimulatedDevice?
+        /// A gyroscope on a device of its own (one on the accelerometer's device is written with it).
+        var gyroscope: SimulatedDevice?
         var lastSample: SimulatorSample?
         var steps = 0
+        /// `CLOCK_MONOTONIC` seconds and scene time at the start of ``run(rateHertz:durationSeconds:startTimeSeconds:)``.
+        var runOrigin: (monotonicSeconds: Double, sceneSeconds: Double)?
     }
 
     private let state: Mutex<State>
@@ -44,15 +55,23 @@ public final class Simulator: Sendable {
     public let timestampOriginNanoseconds: Int64
     public let magnetometerConfiguration: SimulatedDevice.Configuration?
     public let accelerometerConfiguration: SimulatedDevice.Configuration?
+    /// The gyroscope on a device of its own (nil: none, or on the accelerometer's device, see
+    /// ``SimulatedDevice/Configuration/includesGyroscope``).
+    public let gyroscopeConfiguration: SimulatedDevice.Configuration?
     /// `<sysfsRoot>/bus/iio/devices/iio:deviceN` of each sensor.
     public let magnetometerDirectory: String?
     public let accelerometerDirectory: String?
+    /// The gyroscope's device directory: its own, or the accelerometer's; nil without a gyroscope.
+    public let gyroscopeDirectory: String?
 
     /// Creates the devices' sysfs trees (and FIFOs in buffered mode) and a simulator over them.
     /// - Parameters:
     ///   - seed: the noise generator's seed; same seed and same steps → same files.
     ///   - timestampOriginNanoseconds: scan timestamp at scene time 0.
+    ///   - gyroscope: a gyroscope on a device of its own; one on the accelerometer's device is
+    ///     configured there (``SimulatedDevice/Configuration/includesGyroscope``).
     public init(scene: Scene, magnetometer: SimulatedDevice.Configuration?, accelerometer: SimulatedDevice.Configuration?,
+                gyroscope: SimulatedDevice.Configuration? = nil,
                 sysfsRoot: String, devRoot: String, seed: UInt64 = 0x5EED, timestampOriginNanoseconds: Int64 = 0)
         throws(SimulatorError) {
         if let m = magnetometer, m.style.kind != .magnetometer {
@@ -61,27 +80,49 @@ public final class Simulator: Sendable {
         if let a = accelerometer, a.style.kind != .accelerometer {
             throw .invalidArgument("\(a.style) is not an accelerometer")
         }
+        if let g = gyroscope, g.style.kind != .gyroscope {
+            throw .invalidArgument("\(g.style) is not a gyroscope")
+        }
+        if gyroscope != nil, accelerometer?.includesGyroscope == true {
+            throw .invalidArgument("two gyroscopes: the accelerometer's device carries one already")
+        }
         let magnetometerDevice = try magnetometer.map { c throws(SimulatorError) in
             try SimulatedDevice(configuration: c, sysfsRoot: sysfsRoot, devRoot: devRoot)
         }
         let accelerometerDevice = try accelerometer.map { c throws(SimulatorError) in
             try SimulatedDevice(configuration: c, sysfsRoot: sysfsRoot, devRoot: devRoot)
         }
+        let gyroscopeDevice = try gyroscope.map { c throws(SimulatorError) in
+            try SimulatedDevice(configuration: c, sysfsRoot: sysfsRoot, devRoot: devRoot)
+        }
         magnetometerConfiguration = magnetometer
         accelerometerConfiguration = accelerometer
+        gyroscopeConfiguration = gyroscope
         magnetometerDirectory = magnetometerDevice?.directory
         accelerometerDirectory = accelerometerDevice?.directory
+        gyroscopeDirectory = gyroscopeDevice?.directory ?? (accelerometerDevice?.carriesGyroscope == true ? accelerometerDevice?.directory : nil)
         self.timestampOriginNanoseconds = timestampOriginNanoseconds
         state = Mutex(State(scene: scene, noise: GaussianNoise(seed: seed),
-                            magnetometer: magnetometerDevice, accelerometer: accelerometerDevice))
+                            magnetometer: magnetometerDevice, accelerometer: accelerometerDevice, gyroscope: gyroscopeDevice))
     }
 
+    /// Whether the simulated phone has a gyroscope.
+    public var hasGyroscope: Bool { gyroscopeDirectory != nil }
+
     /// A simulator for a phone preset (see ``PhoneModel``), including its unrelated IIO devices.
+    /// - Parameter gyroscope: false leaves the phone's gyroscope out (a unit without one).
     public convenience init(phone: PhoneModel, scene: Scene, sysfsRoot: String, devRoot: String, buffered: Bool = false,
-                            seed: UInt64 = 0x5EED, timestampOriginNanoseconds: Int64 = 0) throws(SimulatorError) {
+                            gyroscope: Bool = true, seed: UInt64 = 0x5EED, timestampOriginNanoseconds: Int64 = 0)
+        throws(SimulatorError) {
         try phone.createUnrelatedDevices(sysfsRoot: sysfsRoot)
+        var accelerometer = phone.accelerometer(buffered: buffered)
+        if !gyroscope {
+            accelerometer.includesGyroscope = false
+            accelerometer.mountMatrixAttribute = accelerometer.style.defaultMountMatrixAttribute
+        }
         try self.init(scene: scene, magnetometer: phone.magnetometer(buffered: buffered),
-                      accelerometer: phone.accelerometer(buffered: buffered), sysfsRoot: sysfsRoot, devRoot: devRoot,
+                      accelerometer: accelerometer, gyroscope: gyroscope ? phone.gyroscope(buffered: buffered) : nil,
+                      sysfsRoot: sysfsRoot, devRoot: devRoot,
                       seed: seed, timestampOriginNanoseconds: timestampOriginNanoseconds)
     }
 
@@ -100,8 +141,9 @@ public final class Simulator: Sendable {
     public var stepCount: Int { state.withLock { $0.steps } }
 
     /// Writes one sample of each sensor for scene time `timeSeconds`: deterministic given the seed and
-    /// the sequence of steps (no clock). Noise draws: 3 magnetometer deviates then 3 accelerometer
-    /// deviates per step (none when the corresponding σ is 0).
+    /// the sequence of steps (no clock). Noise draws: 3 magnetometer deviates, 3 accelerometer
+    /// deviates, then 3 gyroscope deviates per step (none when the corresponding σ is 0 or the
+    /// sensor is absent).
     /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a non-finite or out-of-range time, file errors.
     @discardableResult
     public func step(to timeSeconds: Double) throws(SimulatorError) -> SimulatorSample {
@@ -117,16 +159,30 @@ public final class Simulator: Sendable {
                 sample.magnetometerMicrotesla = value
                 sample.magnetometerRaw = try device.stageSample(value, timestampNanoseconds: timestamp)
             }
-            if let device = s.accelerometer {
+            var accelerometerValue: Vector3?
+            if s.accelerometer != nil {
                 let noise = s.noise.nextVector(standardDeviation: s.scene.accelerometerNoiseMetresPerSecondSquared)
-                let value = s.scene.accelerometerReadingMetresPerSecondSquared(at: timeSeconds, noise: noise)
-                sample.accelerometerMetresPerSecondSquared = value
-                sample.accelerometerRaw = try device.stageSample(value, timestampNanoseconds: timestamp)
+                accelerometerValue = s.scene.accelerometerReadingMetresPerSecondSquared(at: timeSeconds, noise: noise)
+                sample.accelerometerMetresPerSecondSquared = accelerometerValue
             }
-            // Both scans of this instant reach their FIFOs back to back (sensors sampled together),
+            if s.gyroscope != nil || s.accelerometer?.carriesGyroscope == true {
+                let noise = s.noise.nextVector(standardDeviation: s.scene.gyroscope.noiseDegreesPerSecond * .pi / 180)
+                sample.gyroscopeRadiansPerSecond = s.scene.gyroscopeReadingRadiansPerSecond(at: timeSeconds, noise: noise)
+                sample.trueAngularVelocityRadiansPerSecond = s.scene.angularVelocityRadiansPerSecond(at: timeSeconds)
+            }
+            if let device = s.accelerometer, let value = accelerometerValue {
+                sample.accelerometerRaw = try device.stageSample(value, gyroscope: sample.gyroscopeRadiansPerSecond,
+                                                                 timestampNanoseconds: timestamp)
+                if device.carriesGyroscope { sample.gyroscopeRaw = device.lastGyroscopeRaw }
+            }
+            if let device = s.gyroscope, let value = sample.gyroscopeRadiansPerSecond {
+                sample.gyroscopeRaw = try device.stageSample(value, timestampNanoseconds: timestamp)
+            }
+            // Every scan of this instant reaches its FIFO back to back (sensors sampled together),
             // not a device's sysfs writes apart.
             try s.magnetometer?.flushScans()
             try s.accelerometer?.flushScans()
+            try s.gyroscope?.flushScans()
             s.lastSample = sample
             s.steps += 1
             return sample
@@ -139,8 +195,10 @@ public final class Simulator: Sendable {
     /// thread falls more than a second behind, it skips ahead instead of bursting.
     /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a rate that is not finite and > 0 (or > 10 kHz),
     ///   file errors from ``step(to:)``.
-    public func run(rateHertz: Double = 20, durationSeconds: Double? = nil, startTimeSeconds: Double = 0)
-        throws(SimulatorError) {
+    /// - Parameter onStart: called once, on the calling thread, with the `CLOCK_MONOTONIC` seconds
+    ///   at scene time `startTimeSeconds` (before the first step), e.g. to print the mapping.
+    public func run(rateHertz: Double = 20, durationSeconds: Double? = nil, startTimeSeconds: Double = 0,
+                    onStart: ((Double) -> Void)? = nil) throws(SimulatorError) {
         guard rateHertz.isFinite, rateHertz > 0, rateHertz <= 10_000 else {
             throw .invalidArgument("rate \(rateHertz) Hz must be in (0, 10000]")
         }
@@ -149,6 +207,8 @@ public final class Simulator: Sendable {
         }
         let period = 1 / rateHertz
         let start = Self.monotonicSeconds()
+        state.withLock { $0.runOrigin = (start, startTimeSeconds) }
+        onStart?(start)
         var k = 0
         while !stopRequested.load(ordering: .acquiring) {
             let elapsed = Double(k) * period
@@ -165,6 +225,30 @@ public final class Simulator: Sendable {
         }
     }
 
+    /// The scene time at `CLOCK_MONOTONIC` instant `monotonicSeconds` while (or after)
+    /// ``run(rateHertz:durationSeconds:startTimeSeconds:)`` runs: start + (now − run's start), the
+    /// instant whose truth (``Scene/expectedMagneticHeading(at:)``) a reading taken at
+    /// `monotonicSeconds` should be compared with. (Sample k, at scene time start + k / rate, is
+    /// written when the clock reaches run's start + k / rate; a run that fell more than a second
+    /// behind skips ahead on the same line.) nil before ``run(rateHertz:durationSeconds:startTimeSeconds:)``
+    /// started. Thread-safe.
+    public func sceneTime(atMonotonicSeconds monotonicSeconds: Double) -> Double? {
+        state.withLock { s in s.runOrigin.map { $0.sceneSeconds + (monotonicSeconds - $0.monotonicSeconds) } }
+    }
+
+    /// The scene time now (``sceneTime(atMonotonicSeconds:)`` at `CLOCK_MONOTONIC` now). Thread-safe.
+    public var sceneTimeNow: Double? { sceneTime(atMonotonicSeconds: Self.monotonicSeconds()) }
+
+    /// The scene time of a scan's `in_timestamp` (nanoseconds): (timestamp − origin) / 10⁹.
+    public func sceneTime(atTimestampNanoseconds timestamp: Int64) -> Double {
+        Double(timestamp &- timestampOriginNanoseconds) * 1e-9
+    }
+
+    /// `CLOCK_MONOTONIC` seconds at scene time 0 of the current run, nil before it started.
+    public var monotonicSecondsAtSceneZero: Double? {
+        state.withLock { s in s.runOrigin.map { $0.monotonicSeconds - $0.sceneSeconds } }
+    }
+
     /// Makes ``run(rateHertz:durationSeconds:startTimeSeconds:)`` return after its current step (and any
     /// later call return at once). Thread-safe.
     public func stop() { stopRequested.store(true, ordering: .releasing) }
@@ -174,12 +258,13 @@ public final class Simulator: Sendable {
         state.withLock { s in
             s.magnetometer?.close()
             s.accelerometer?.close()
+            s.gyroscope?.close()
         }
     }
 
-    /// Scans dropped because a FIFO was full (magnetometer + accelerometer).
+    /// Scans dropped because a FIFO was full (every device).
     public var droppedScans: Int {
-        state.withLock { ($0.magnetometer?.droppedScans ?? 0) + ($0.accelerometer?.droppedScans ?? 0) }
+        state.withLock { ($0.magnetometer?.droppedScans ?? 0) + ($0.accelerometer?.droppedScans ?? 0) + ($0.gyroscope?.droppedScans ?? 0) }
     }
 
     private static func monotonicSeconds() -> Double { MonotonicClock.nowSeconds() }

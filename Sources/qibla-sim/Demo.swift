@@ -10,9 +10,10 @@ import QiblaSimulator
 
 struct Demo: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Run qiblad on a simulated phone turning in the hand around the Qibla (no sensors, GPS or bus needed).",
+        abstract: "Run qiblad on a simulated phone in the hand of a person looking for the Qibla (no sensors, GPS or bus needed).",
         discussion: """
-            Writes a simulated PinePhone (20 samples per second, swaying ±40° around the Qibla, tilted 15°) \
+            Writes a simulated PinePhone (20 samples per second, magnetometer, accelerometer and gyroscope; \
+            a person turning to find the Qibla: turns of 30–150° with holds of 1–2 s, hand tremor and hand acceleration) \
             to a temporary directory, starts a private dbus-daemon when there is no session bus (and prints \
             the export line for qiblactl and busctl), then runs qiblad with --session --no-gpsd --sysfs-root, \
             --dev-root, --udev-data-dir, --state-dir in that directory and --location. Ctrl-C (SIGINT) or SIGTERM is passed \
@@ -94,19 +95,20 @@ struct Demo: ParsableCommand {
         return String(me[..<(me.lastIndex(of: "/") ?? me.startIndex)]) + "/qiblad"
     }
 
-    /// The fake sysfs tree under `directory/sys` and `directory/dev`, first sample written. The phone
-    /// points roughly at the Qibla and sways ±40° around it over 30 s, tilted 15° with a 4° wobble.
+    /// The fake sysfs tree under `directory/sys` and `directory/dev`, first sample written. A person
+    /// looks for the Qibla (``PersonScene/seekQibla``, an hour of turns and holds), with the phone's
+    /// gyroscope where it has one (bias, drift and noise as ``GyroscopeErrors``' defaults).
     static func simulatedPhone(_ phone: PhoneModel, at position: GeodeticPosition, in directory: String) throws -> Simulator {
         let year = DecimalYear.from(unixSeconds: WallClock.nowUnixSeconds())
         let qibla = Qibla().solve(from: position).greatCircleBearing.value ?? 0
-        let scene = Scene(position: position, decimalYear: year,
-                          trajectory: .turningInHand(baseHeadingDegrees: qibla, amplitudeDegrees: 40, periodSeconds: 30,
-                                                     basePitchDegrees: 15, wobbleDegrees: 4),
-                          magnetometerNoiseMicrotesla: 0.3, accelerometerNoiseMetresPerSecondSquared: 0.05)
-        let simulator = try Simulator(phone: phone, scene: scene, sysfsRoot: directory + "/sys", devRoot: directory + "/dev")
+        let base = Scene(position: position, decimalYear: year, trajectory: .flatOnTable(headingDegrees: qibla),
+                         magnetometerNoiseMicrotesla: 0.3, accelerometerNoiseMetresPerSecondSquared: 0.05)
+        let person = PersonSceneMotion(.seekQibla, targetHeadingDegrees: qibla, seed: 0x5EED, durationSeconds: 3600)
+        let simulator = try Simulator(phone: phone, scene: person.scene(from: base), sysfsRoot: directory + "/sys",
+                                      devRoot: directory + "/dev")
         try simulator.step(to: 0)
-        Console.printLine("qibla-sim demo: simulated \(phone.rawValue) in \(directory)/sys at \(position), "
-            + "turning around the Qibla (\(fixed(qibla))°)")
+        Console.printLine("qibla-sim demo: simulated \(phone.rawValue) in \(directory)/sys at \(position)"
+            + (simulator.hasGyroscope ? " with a gyroscope" : "") + ", a person turning to find the Qibla (\(fixed(qibla))°)")
         return simulator
     }
 

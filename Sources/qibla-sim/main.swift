@@ -7,6 +7,7 @@ import QiblaPlatform
 import QiblaSimulator
 
 extension PhoneModel: ExpressibleByArgument {}
+extension PersonScene: ExpressibleByArgument {}
 
 /// A vector argument "x,y,z" (`--hard-iron -1,2,3` or `--hard-iron=-1,2,3`).
 struct VectorArgument: ExpressibleByArgument, Sendable {
@@ -28,6 +29,8 @@ struct TreeOptions: ParsableArguments {
     var phone: PhoneModel
     @Flag(help: "Create scan elements, buffer, trigger and a FIFO per device (triggered-buffer mode).")
     var buffered = false
+    @Flag(help: "Leave the phone's gyroscope out (a unit without one).")
+    var noGyro = false
 
     var resolvedDevRoot: String { devRoot ?? "\(root)/dev" }
 }
@@ -47,7 +50,7 @@ func simulatorPosition(_ lat: String, _ lon: String) throws -> GeodeticPosition 
 struct QiblaSim: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "qibla-sim",
-        abstract: "Simulated IIO magnetometer and accelerometer for qiblad.",
+        abstract: "Simulated IIO magnetometer, accelerometer and gyroscope for qiblad.",
         discussion: """
             Exit statuses (shared with qiblad and qiblactl):
             \(ExitStatus.table)
@@ -63,7 +66,7 @@ struct Create: ParsableCommand {
     func run() throws {
         let scene = Scene(earthFieldNEDMicrotesla: .zero, trajectory: .flatOnTable(headingDegrees: 0))
         let simulator = try Simulator(phone: tree.phone, scene: scene, sysfsRoot: tree.root,
-                                      devRoot: tree.resolvedDevRoot, buffered: tree.buffered)
+                                      devRoot: tree.resolvedDevRoot, buffered: tree.buffered, gyroscope: !tree.noGyro)
         describe(simulator)
         simulator.close()
     }
@@ -76,10 +79,15 @@ struct Run: ParsableCommand {
     @Option(parsing: .unconditional, help: "Latitude, degrees north (--lat -33.9 or --lat=-33.9).") var lat: String
     @Option(parsing: .unconditional, help: "Longitude, degrees east (--lon -0.12 or --lon=-0.12).") var lon: String
     @Option(parsing: .unconditional, help: "Height above the WGS84 ellipsoid, metres.") var heightM: Double = 0
-    @Option(parsing: .unconditional, help: "True heading of the top edge, degrees (the base heading with --turning).") var headingDeg: Double?
+    @Option(parsing: .unconditional, help: "True heading of the top edge, degrees (the base heading with --turning; the target with --scene, default the Qibla).") var headingDeg: Double?
     @Option(parsing: .unconditional, help: "Pitch, degrees (top edge up positive).") var pitchDeg: Double = 0
     @Option(parsing: .unconditional, help: "Roll, degrees (right edge down positive).") var rollDeg: Double = 0
     @Flag(help: "Turn slowly in the hand: heading ± 20° over 20 s with a small tilt wobble.") var turning = false
+    @Option(help: "A person using the phone: seek-qibla, walk, magnet, table, gyro-drift (seeded by --seed; the target is --heading-deg or the Qibla).")
+    var scene: PersonScene?
+    @Option(parsing: .unconditional, help: "Gyroscope bias, °/s on each axis (signs +, −, +), drifting by half as much again over a 60 s warm-up.")
+    var gyroBias: Double?
+    @Option(help: "Gyroscope noise standard deviation, °/s per axis.") var gyroNoise: Double = 0.05
     @Option(help: "Samples per second.") var rate: Double = 20
     @Option(help: "Seconds to run (default: until killed).") var duration: Double?
     @Option(help: "Magnetometer noise standard deviation, µT per axis.") var noiseUt: Double = 0.5
@@ -97,7 +105,9 @@ struct Run: ParsableCommand {
         _ = try simulatorPosition(lat, lon)
         guard rate.isFinite, rate > 0, rate <= 10_000 else { throw ValidationError("--rate must be in (0, 10000]") }
         if let duration, !(duration.isFinite && duration >= 0) { throw ValidationError("--duration must be ≥ 0") }
-        guard noiseUt.isFinite, noiseUt >= 0, accelNoise.isFinite, accelNoise >= 0 else {
+        if scene != nil, turning { throw ValidationError("--scene and --turning are alternatives") }
+        if let gyroBias, !(gyroBias.isFinite && abs(gyroBias) <= 100) { throw ValidationError("--gyro-bias must be in -100...100 °/s") }
+        guard noiseUt.isFinite, noiseUt >= 0, accelNoise.isFinite, accelNoise >= 0, gyroNoise.isFinite, gyroNoise >= 0 else {
             throw ValidationError("noise must be a finite number ≥ 0")
         }
         for value in [headingDeg ?? 0, pitchDeg, rollDeg, interferenceAt ?? 0, interferenceDuration, heightM]
@@ -126,16 +136,33 @@ struct Run: ParsableCommand {
         scene.accelerometerNoiseMetresPerSecondSquared = accelNoise
         scene.hardIronOffsetMicrotesla = hardIron?.vector ?? .zero
         scene.interferences = interferences
+        scene.gyroscope.noiseDegreesPerSecond = gyroNoise
+        if let kind = self.scene {
+            let target = headingDeg ?? Qibla().solve(from: position).greatCircleBearing.value ?? 0
+            let person = PersonSceneMotion(kind, targetHeadingDegrees: target, seed: seed,
+                                           durationSeconds: duration.map { $0 + 1 } ?? 3600)
+            scene = person.scene(from: scene)
+            Console.printLine("scene \(kind.rawValue): target true heading \(target)°, \(person.turns.count) turns, "
+                + "\(person.interferences.count) magnets, seed \(seed)")
+        }
+        if let gyroBias {
+            var errors = PersonSceneMotion.drifting(biasDegreesPerSecond: gyroBias)
+            errors.noiseDegreesPerSecond = gyroNoise
+            scene.gyroscope = errors
+        }
 
         let origin = WallClock.nowUnixNanoseconds()
         let simulator = try Simulator(phone: tree.phone, scene: scene, sysfsRoot: tree.root, devRoot: tree.resolvedDevRoot,
-                                      buffered: tree.buffered, seed: seed, timestampOriginNanoseconds: origin)
+                                      buffered: tree.buffered, gyroscope: !tree.noGyro, seed: seed, timestampOriginNanoseconds: origin)
         describe(simulator)
         let f = scene.earthFieldNEDMicrotesla
         Console.printLine("earth field N,E,D µT: \(f.x), \(f.y), \(f.z); declination: \(scene.declinationDegrees.map { "\($0)°" } ?? "undefined")")
         if let h = scene.expectedMagneticHeading(at: 0) { Console.printLine("expected magnetic heading at t=0: \(h)°") }
         if let h = scene.expectedBackCameraHeading(at: 0) { Console.printLine("expected back-camera magnetic heading at t=0: \(h)°") }
-        try simulator.run(rateHertz: rate, durationSeconds: duration)
+        try simulator.run(rateHertz: rate, durationSeconds: duration) { start in
+            // The mapping a test needs to compare a reading with the truth of its instant.
+            Console.printLine("scene time 0 at CLOCK_MONOTONIC \(start) s (scene time = monotonic − \(start))")
+        }
     }
 }
 
@@ -147,6 +174,13 @@ func describe(_ simulator: Simulator) {
     }
     if let c = simulator.accelerometerConfiguration, let d = simulator.accelerometerDirectory {
         Console.printLine("accelerometer \(c.name) (\(c.style.rawValue)\(c.isBuffered ? ", buffered" : "")): \(d)")
+    }
+    if let c = simulator.gyroscopeConfiguration, let d = simulator.gyroscopeDirectory {
+        Console.printLine("gyroscope \(c.name) (\(c.style.rawValue)\(c.isBuffered ? ", buffered" : "")): \(d)")
+    } else if let c = simulator.accelerometerConfiguration, c.includesGyroscope, let d = simulator.gyroscopeDirectory {
+        Console.printLine("gyroscope on the accelerometer's device \(c.name): \(d)")
+    } else {
+        Console.printLine("gyroscope: none")
     }
 }
 QiblaSim.main()

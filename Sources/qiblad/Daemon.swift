@@ -271,7 +271,7 @@ final class Daemon: @unchecked Sendable {
     func handle(_ event: SensorEvent) {
         let now = WallClock.nowUnixSeconds()
         switch event {
-        case .available(let magnetometer, let accelerometer):
+        case .available(let magnetometer, let accelerometer, _):
             let serving = model.headingSource.serving
             write(log.sensorsFound(magnetometer: "\(magnetometer)", accelerometer: accelerometer.map { "\($0)" }))
             if let device = sensors?.magnetometerDevice { magnetometerAppeared(device, now: now) }
@@ -302,6 +302,8 @@ final class Daemon: @unchecked Sendable {
                 case .magnetometer:
                     model.apply(.magneticField(sample.vector, timeSeconds: Double(sample.timestampNanoseconds) / 1e9),
                                 nowUnixSeconds: now)
+                case .gyroscope:
+                    break  // not used until the attitude filter is wired (issue 30)
                 }
             }
             if let rejection = model.compass.lastRejection, rejection != previousRejection {

@@ -33,7 +33,9 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// (hertz while the phone rests, 0.5–200, or off; default 2), `magnetometer` /
     /// `accelerometer` (preferred IIO device `name`), `magnetometer-mount-matrix` /
     /// `accelerometer-mount-matrix` ("a, b, c; d, e, f; g, h, i", rows, like systemd hwdb's
-    /// ACCEL_MOUNT_MATRIX; wins over sysfs).
+    /// ACCEL_MOUNT_MATRIX; wins over sysfs), `gyroscope` (`auto`, the default: read one where the
+    /// kernel has one, only while the phone moves; `off`; or the preferred device's `name`) and
+    /// `gyroscope-mount-matrix`.
     public var sensors = SensorConfiguration()
 
     public init() {}
@@ -43,7 +45,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     public static let knownKeys: Set<String> = [
         "bearing-model", "kaaba", "max-signal-rate", "smoothing-window", "location-source", "gpsd", "fix-timeout",
         "sensor-mode", "sample-rate", "rest-sample-rate", "magnetometer", "accelerometer",
-        "magnetometer-mount-matrix", "accelerometer-mount-matrix",
+        "magnetometer-mount-matrix", "accelerometer-mount-matrix", "gyroscope", "gyroscope-mount-matrix",
         "interference-field-tolerance", "interference-dip-tolerance", "interference-enter", "interference-recover",
         "always-on", "idle-exit", "heading-source",
     ]
@@ -145,6 +147,23 @@ public struct DaemonConfiguration: Sendable, Equatable {
                     throw bad("auto, magnetometer or iio-sensor-proxy")
                 }
                 config.model.headingSource = selection
+            case "gyroscope":
+                switch value.lowercased() {
+                case "auto", "":
+                    config.sensors.gyroscopeEnabled = true
+                    config.sensors.preferredGyroscopeName = nil
+                case "off", "no", "none", "false", "0":
+                    config.sensors.gyroscopeEnabled = false
+                    config.sensors.preferredGyroscopeName = nil
+                default:
+                    // An IIO `name` attribute: printable ASCII without spaces, as the kernel's names are.
+                    guard value.unicodeScalars.allSatisfy({ $0.value > 32 && $0.value < 127 }) else {
+                        throw bad("auto, off or an IIO device name")
+                    }
+                    config.sensors.gyroscopeEnabled = true
+                    config.sensors.preferredGyroscopeName = value
+                }
+            case "gyroscope-mount-matrix": config.sensors.gyroscopeMountMatrixOverride = try matrix()
             case "always-on": config.model.run.alwaysOn = try boolean()
             case "idle-exit":
                 if ["off", "no", "none", "never"].contains(value.lowercased()) {

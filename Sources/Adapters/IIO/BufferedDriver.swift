@@ -5,6 +5,10 @@
 // so the tail is kept for the next read; every complete scan becomes a pending sample that
 // `SensorHub` hands over. Steady state allocates nothing: one read buffer and the pending samples'
 // storage are allocated at start, and values are decoded in place from the bytes read.
+// One device may carry two channel sets (inv_mpu6050, bmi160: `in_accel_*` and `in_anglvel_*`):
+// both are enabled and one scan yields an accelerometer and a gyroscope sample of one instant.
+// At a rest the gyroscope's scan elements are disabled (buffer off, `_en` 0, buffer on), and enabled
+// again at the first motion.
 import Logging
 import QiblaCore
 import QiblaEventLoop
@@ -15,6 +19,10 @@ import SystemPackage
 final class BufferedDriver: SensorDriver {
     let device: IIODevice
     let calibration: AxisCalibration
+    /// Every channel set the scans carry, `calibration` first; a gyroscope on the accelerometer's
+    /// device second.
+    let channelSets: [AxisCalibration]
+    var kinds: [SensorKind] { channelSets.map(\.kind) }
     private let configuration: SensorConfiguration
     private let loop: EventLoop
     private let logger: Logger
@@ -30,8 +38,12 @@ final class BufferedDriver: SensorDriver {
     private var watchToken: EventLoop.Token?
     private var watchdogToken: EventLoop.Token?
     private var parser: ScanLayout?
-    /// Positions of x, y and z in the parser's channels.
-    private var axisChannels = (x: 0, y: 0, z: 0)
+    /// Positions of x, y and z in the parser's channels, per channel set (nil: disabled).
+    private var axisChannels: [(x: Int, y: Int, z: Int)?] = []
+    /// Whether the gyroscope's scan elements are enabled (false while the phone rests).
+    private(set) var gyroscopeOn = true
+    /// A gyroscope-only device whose buffer is off while the phone rests.
+    private var suspended = false
     private var timestampChannel: Int?
     /// The read buffer, allocated once at start: bytes read, of which the first `heldBytes` are not
     /// yet decoded (less than one scan between calls).
@@ -49,9 +61,13 @@ final class BufferedDriver: SensorDriver {
     /// `buffer/length`: the kernel buffer holds this many scans.
     static let bufferLengthScans = 128
 
-    init(device: IIODevice, calibration: AxisCalibration, configuration: SensorConfiguration, loop: EventLoop,
+    /// - Parameter companion: a second channel set on the same device (the gyroscope beside the
+    ///   accelerometer), read from the same scans.
+    init(device: IIODevice, calibration: AxisCalibration, companion: AxisCalibration? = nil,
+         configuration: SensorConfiguration, loop: EventLoop,
          logger: Logger, facts: FactLog = FactLog(), sink: SensorDriverSink, follower: Bool = false) {
         self.device = device; self.calibration = calibration; self.configuration = configuration
+        channelSets = [calibration] + (companion.map { [$0] } ?? [])
         self.loop = loop; self.logger = logger; self.facts = facts; self.sink = sink; self.follower = follower
     }
 
@@ -65,17 +81,87 @@ final class BufferedDriver: SensorDriver {
     }
 
     private func setUp() throws(SensorSetupError) {
-        let scanDirectory = device.sysfsPath + "/scan_elements"
         let bufferDirectory = device.sysfsPath + "/buffer"
-        let prefix = "in_\(calibration.kind.channelPrefix)_"
-        let wanted = ["x", "y", "z"].map { prefix + $0 } + ["in_timestamp"]
-        guard Sysfs.exists(bufferDirectory + "/enable"), Sysfs.exists(scanDirectory) else {
+        guard Sysfs.exists(bufferDirectory + "/enable"), Sysfs.exists(device.sysfsPath + "/scan_elements") else {
             throw SensorSetupError("\(device) has no IIO buffer")
         }
-        // Channels: enable ours, disable the rest (the scan layout must be what we parse).
+        gyroscopeOn = true
+        suspended = false
+        try configureScanElements()
+
+        let watermark = follower ? Self.followerWatermark(configuration) : Self.watermark(configuration)
+        do {
+            // Timestamps on the clock polling uses, when the kernel lets us choose.
+            let clockPath = device.sysfsPath + "/current_timestamp_clock"
+            if Sysfs.exists(clockPath) { try restorer.set(clockPath, to: "monotonic") }
+            if let trigger = chooseTrigger() { try restorer.set(device.sysfsPath + "/trigger/current_trigger", to: trigger) }
+            try restorer.set(bufferDirectory + "/length", to: String(Self.bufferLengthScans))
+            // Wake the loop once per hand-off interval (as polling does), not once per scan: the
+            // kernel makes the buffer readable when `watermark` scans are waiting.
+            if Sysfs.exists(bufferDirectory + "/watermark") {
+                try restorer.set(bufferDirectory + "/watermark", to: String(watermark))
+            }
+        } catch {
+            throw SensorSetupError("\(device): cannot configure the trigger/buffer: \(error)")
+        }
+        let rateNote = configureSamplingFrequency(device: device, kind: calibration.kind,
+                                                  requestedHertz: configuration.effectiveSampleRateHertz, restorer: &restorer)
+
+        let scanSize = parser?.scanSizeBytes ?? 0
+        let scanChannels = (parser?.channels ?? []).map { "\($0.name)=\($0.type)" }.joined(separator: " ")
+        let nodePath = configuration.devRoot + "/" + device.deviceNodeName
+        let descriptor: FileDescriptor
+        do {
+            descriptor = try FileDescriptor.open(nodePath, .readOnly, options: [.nonBlocking, .closeOnExec])
+        } catch {
+            throw SensorSetupError("\(device): cannot open \(nodePath): \(error)")
+        }
+        self.descriptor = descriptor
+        do {
+            try SysfsAttribute.write("1", to: bufferDirectory + "/enable")
+            bufferEnablePath = bufferDirectory + "/enable"
+        } catch {
+            throw SensorSetupError("\(device): cannot enable the buffer: \(error)")
+        }
+        active = true
+        failure = nil
+        // The whole kernel buffer and a partial scan fit: one read takes all the device holds.
+        // Sized for the largest layout (every channel set on), so that the gyroscope's return after a
+        // rest needs no new allocation.
+        readBuffer = [UInt8](repeating: 0, count: max(4096, (Self.bufferLengthScans + 1) * scanSize))
+        heldBytes = 0
+        pending = []
+        pending.reserveCapacity(readBuffer.count / max(1, scanSize) * channelSets.count)
+        pendingTaken = 0
+        bytesReceived = 0
+        let sink = self.sink
+        watchToken = loop.watch(descriptor, for: .readable) { readiness in sink.readable(readiness) }
+        watchdogToken = loop.schedule(after: configuration.bufferWatchdog) { [weak self] in
+            guard let self, self.active else { return }
+            self.watchdogToken = nil
+            if self.bytesReceived == 0 { self.sink.stalled() }
+        }
+        facts.note("\(calibration.kind.rawValue) driver", "\(device) buffered: \(scanSize)-byte scans \(scanChannels), watermark \(watermark)\(follower ? " (read on the other buffered device's wakeups)" : ""); \(rateNote)", to: logger)
+    }
+
+    /// The scan elements of every channel set (x, y, z of each, and the timestamp) enabled, the
+    /// gyroscope's only while ``gyroscopeOn``, every other element disabled (the scan layout must be
+    /// what is parsed); then the layout built from what the kernel reports enabled. The buffer must
+    /// be off (the kernel refuses `_en` writes while it runs: EBUSY).
+    private func configureScanElements() throws(SensorSetupError) {
+        let scanDirectory = device.sysfsPath + "/scan_elements"
+        var wanted = ["in_timestamp"]
+        var index = 0
+        while index < channelSets.count {
+            let set = channelSets[index]
+            if set.kind != .gyroscope || gyroscopeOn {
+                for axis in ["x", "y", "z"] { wanted.append("in_\(set.kind.channelPrefix)_\(axis)") }
+            }
+            index += 1
+        }
         let elements = Sysfs.list(scanDirectory).filter { $0.hasSuffix("_en") }.map { String($0.dropLast(3)) }.sorted()
-        for axis in wanted.prefix(3) where !elements.contains(axis) {
-            throw SensorSetupError("\(device) has no scan element \(axis)")
+        for element in wanted.dropFirst() where !elements.contains(element) {
+            throw SensorSetupError("\(device) has no scan element \(element)")
         }
         do {
             for element in elements {
@@ -98,66 +184,25 @@ final class BufferedDriver: SensorDriver {
             channels.append(ScanChannel(name: element, index: index, type: type))
         }
         let parser = ScanLayout(channels: channels)
-        var axes: [Int] = []
-        for axis in wanted.prefix(3) {
-            guard let index = parser.channelIndex(named: axis) else {
-                throw SensorSetupError("\(device): \(axis) did not stay enabled")
+        var sets: [(x: Int, y: Int, z: Int)?] = []
+        for set in channelSets {
+            guard set.kind != .gyroscope || gyroscopeOn else {
+                sets.append(nil)
+                continue
             }
-            axes.append(index)
+            var axes: [Int] = []
+            for axis in ["x", "y", "z"] {
+                let name = "in_\(set.kind.channelPrefix)_\(axis)"
+                guard let position = parser.channelIndex(named: name) else {
+                    throw SensorSetupError("\(device): \(name) did not stay enabled")
+                }
+                axes.append(position)
+            }
+            sets.append((axes[0], axes[1], axes[2]))
         }
-        axisChannels = (axes[0], axes[1], axes[2])
+        axisChannels = sets
         timestampChannel = parser.channelIndex(named: "in_timestamp")
         self.parser = parser
-
-        let watermark = follower ? Self.followerWatermark(configuration) : Self.watermark(configuration)
-        do {
-            // Timestamps on the clock polling uses, when the kernel lets us choose.
-            let clockPath = device.sysfsPath + "/current_timestamp_clock"
-            if Sysfs.exists(clockPath) { try restorer.set(clockPath, to: "monotonic") }
-            if let trigger = chooseTrigger() { try restorer.set(device.sysfsPath + "/trigger/current_trigger", to: trigger) }
-            try restorer.set(bufferDirectory + "/length", to: String(Self.bufferLengthScans))
-            // Wake the loop once per hand-off interval (as polling does), not once per scan: the
-            // kernel makes the buffer readable when `watermark` scans are waiting.
-            if Sysfs.exists(bufferDirectory + "/watermark") {
-                try restorer.set(bufferDirectory + "/watermark", to: String(watermark))
-            }
-        } catch {
-            throw SensorSetupError("\(device): cannot configure the trigger/buffer: \(error)")
-        }
-        let rateNote = configureSamplingFrequency(device: device, kind: calibration.kind,
-                                                  requestedHertz: configuration.effectiveSampleRateHertz, restorer: &restorer)
-
-        let nodePath = configuration.devRoot + "/" + device.deviceNodeName
-        let descriptor: FileDescriptor
-        do {
-            descriptor = try FileDescriptor.open(nodePath, .readOnly, options: [.nonBlocking, .closeOnExec])
-        } catch {
-            throw SensorSetupError("\(device): cannot open \(nodePath): \(error)")
-        }
-        self.descriptor = descriptor
-        do {
-            try SysfsAttribute.write("1", to: bufferDirectory + "/enable")
-            bufferEnablePath = bufferDirectory + "/enable"
-        } catch {
-            throw SensorSetupError("\(device): cannot enable the buffer: \(error)")
-        }
-        active = true
-        failure = nil
-        // The whole kernel buffer and a partial scan fit: one read takes all the device holds.
-        readBuffer = [UInt8](repeating: 0, count: max(4096, (Self.bufferLengthScans + 1) * parser.scanSizeBytes))
-        heldBytes = 0
-        pending = []
-        pending.reserveCapacity(readBuffer.count / max(1, parser.scanSizeBytes))
-        pendingTaken = 0
-        bytesReceived = 0
-        let sink = self.sink
-        watchToken = loop.watch(descriptor, for: .readable) { readiness in sink.readable(readiness) }
-        watchdogToken = loop.schedule(after: configuration.bufferWatchdog) { [weak self] in
-            guard let self, self.active else { return }
-            self.watchdogToken = nil
-            if self.bytesReceived == 0 { self.sink.stalled() }
-        }
-        facts.note("\(calibration.kind.rawValue) driver", "\(device) buffered: \(parser.scanSizeBytes)-byte scans \(channels.map { "\($0.name)=\($0.type)" }.joined(separator: " ")), watermark \(watermark)\(follower ? " (read on the other buffered device's wakeups)" : ""); \(rateNote)", to: logger)
     }
 
     /// Scans per wakeup: the scans of one hand-off interval (1 / `max-signal-rate`), at least 1
@@ -197,10 +242,38 @@ final class BufferedDriver: SensorDriver {
     /// `buffer/watermark` are set, and the buffer enabled again; scans already read stay pending.
     /// Every attribute changed is restored at ``stop()`` to what it was before the first change.
     /// Returns a line for the log; a failure to enable the buffer again stops the driver (``failure``).
+    ///
+    /// A gyroscope among the channel sets follows the rest (power: issue 30): at a rest its scan
+    /// elements are disabled (the scans still read are decoded first, in the layout they were
+    /// written in), and enabled again when the rest ends. A device that carries only a gyroscope
+    /// keeps its buffer off for the whole rest.
     func changeRate(restingAtHertz restHertz: Double?) -> String {
         guard active, let bufferEnablePath else { return "\(device): not running" }
-        do { try SysfsAttribute.write("0", to: bufferEnablePath) } catch {
-            return "\(device): cannot disable the buffer to change its rate: \(error)"
+        if !suspended {
+            do { try SysfsAttribute.write("0", to: bufferEnablePath) } catch {
+                return "\(device): cannot disable the buffer to change its rate: \(error)"
+            }
+        }
+        let wantGyroscope = restHertz == nil
+        var gyroscopeNote = ""
+        if kinds.contains(.gyroscope), wantGyroscope != gyroscopeOn {
+            // Scans already in the kernel buffer are in the old layout: decode them now.
+            readAvailable(nil)
+            heldBytes = 0
+            gyroscopeOn = wantGyroscope
+            do {
+                try configureScanElements()
+                gyroscopeNote = wantGyroscope ? "; gyroscope channels enabled" : "; gyroscope channels disabled"
+            } catch {
+                failure = error.description
+                teardown()
+                return "\(device): \(error)"
+            }
+            if calibration.kind == .gyroscope, !wantGyroscope {
+                suspended = true
+                return "\(device) at rest: buffer off\(gyroscopeNote)"
+            }
+            suspended = false
         }
         let note = configureSamplingFrequency(device: device, kind: calibration.kind,
                                               requestedHertz: restHertz ?? configuration.effectiveSampleRateHertz,
@@ -213,7 +286,7 @@ final class BufferedDriver: SensorDriver {
                                            hardwareFIFOMaximum: SysfsAttribute.readTrimmed(bufferDirectory + "/hwfifo_watermark_max")
                                                .flatMap { parseDecimalInteger($0) })
         }
-        var line = "\(device) \(restHertz == nil ? "full rate" : "at rest"): \(note)"
+        var line = "\(device) \(restHertz == nil ? "full rate" : "at rest"): \(note)\(gyroscopeNote)"
         if Sysfs.exists(bufferDirectory + "/watermark") {
             do {
                 try restorer.set(bufferDirectory + "/watermark", to: String(watermark))
@@ -325,13 +398,20 @@ final class BufferedDriver: SensorDriver {
             var offset = 0
             while offset < complete {
                 defer { offset += size }
-                let raw = Vector3(Double(parser.value(ofChannel: axisChannels.x, inScanAt: offset, of: bytes)),
-                                  Double(parser.value(ofChannel: axisChannels.y, inScanAt: offset, of: bytes)),
-                                  Double(parser.value(ofChannel: axisChannels.z, inScanAt: offset, of: bytes)))
-                guard let vector = calibration.apply(raw: raw) else { continue }
                 let timestamp = timestampChannel.map { parser.value(ofChannel: $0, inScanAt: offset, of: bytes) }
                     ?? MonotonicClock.nowNanoseconds()
-                pending.append(SensorSample(kind: calibration.kind, vector: vector, timestampNanoseconds: timestamp))
+                // Each channel set of the scan (the accelerometer, then a gyroscope on its device):
+                // samples of one instant, in that order.
+                var set = 0
+                while set < channelSets.count {
+                    defer { set += 1 }
+                    guard let axes = axisChannels[set] else { continue }
+                    let raw = Vector3(Double(parser.value(ofChannel: axes.x, inScanAt: offset, of: bytes)),
+                                      Double(parser.value(ofChannel: axes.y, inScanAt: offset, of: bytes)),
+                                      Double(parser.value(ofChannel: axes.z, inScanAt: offset, of: bytes)))
+                    guard let vector = channelSets[set].apply(raw: raw) else { continue }
+                    pending.append(SensorSample(kind: channelSets[set].kind, vector: vector, timestampNanoseconds: timestamp))
+                }
             }
             // The tail (less than a scan) moves to the front; it cannot overlap what it moves to.
             heldBytes -= complete

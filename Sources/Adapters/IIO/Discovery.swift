@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Finding IIO magnetometers and accelerometers under <sysfsRoot>/bus/iio/devices
+// Finding IIO magnetometers, accelerometers and gyroscopes under <sysfsRoot>/bus/iio/devices
 // (kernel ABI Documentation/ABI/testing/sysfs-bus-iio).
 
 /// One IIO device directory.
@@ -31,10 +31,14 @@ public struct SensorChoice: Sendable, Equatable {
     public var candidates: [IIODevice]
 }
 
-/// Both choices of one discovery pass.
+/// The choices of one discovery pass.
 public struct SensorDiscovery: Sendable, Equatable {
     public var magnetometer: SensorChoice
     public var accelerometer: SensorChoice
+    /// The gyroscope (`in_anglvel_*`): on the accelerometer's own device (inv_mpu6050, bmi160,
+    /// st_lsm6dsx as one device) or on one of its own (st_gyro, st_lsm6dsx `*_gyro`,
+    /// hid-sensor-gyro-3d `gyro_3d`).
+    public var gyroscope: SensorChoice
 }
 
 /// Lists IIO devices (`iio:deviceN` entries) under `sysfsRoot`, ordered by device number.
@@ -50,14 +54,27 @@ public func listIIODevices(sysfsRoot: String) -> [IIODevice] {
     return devices.sorted { $0.number < $1.number }
 }
 
-/// Chooses a magnetometer and an accelerometer: the configured name when present, otherwise the
-/// lowest device number (stable across boots for a given device tree).
+/// Chooses a magnetometer, an accelerometer and a gyroscope: the configured name when present,
+/// otherwise the lowest device number (stable across boots for a given device tree); for the
+/// gyroscope, without a configured name, the accelerometer's own device first when it carries
+/// `in_anglvel_*` (one chip: one clock, one mount, one buffered scan for both).
 public func discoverSensors(sysfsRoot: String, preferredMagnetometerName: String? = nil,
-                            preferredAccelerometerName: String? = nil) -> SensorDiscovery {
+                            preferredAccelerometerName: String? = nil,
+                            preferredGyroscopeName: String? = nil) -> SensorDiscovery {
     let devices = listIIODevices(sysfsRoot: sysfsRoot)
+    let accelerometer = choose(.accelerometer, from: devices, preferred: preferredAccelerometerName, sysfsRoot: sysfsRoot)
+    var gyroscope = choose(.gyroscope, from: devices, preferred: preferredGyroscopeName, sysfsRoot: sysfsRoot)
+    if preferredGyroscopeName?.isEmpty ?? true, let shared = accelerometer.device,
+       gyroscope.candidates.contains(shared), gyroscope.device != shared {
+        gyroscope.device = shared
+        gyroscope.reason = "gyroscope \(shared): on the accelerometer's device"
+    } else if let device = gyroscope.device, device == accelerometer.device, preferredGyroscopeName?.isEmpty ?? true,
+              gyroscope.candidates.count == 1 {
+        gyroscope.reason = "gyroscope \(device): on the accelerometer's device"
+    }
     return SensorDiscovery(
         magnetometer: choose(.magnetometer, from: devices, preferred: preferredMagnetometerName, sysfsRoot: sysfsRoot),
-        accelerometer: choose(.accelerometer, from: devices, preferred: preferredAccelerometerName, sysfsRoot: sysfsRoot))
+        accelerometer: accelerometer, gyroscope: gyroscope)
 }
 
 private func choose(_ kind: SensorKind, from devices: [IIODevice], preferred: String?, sysfsRoot: String) -> SensorChoice {
@@ -65,7 +82,7 @@ private func choose(_ kind: SensorKind, from devices: [IIODevice], preferred: St
     guard let first = candidates.first else {
         let reason = kind == .magnetometer
             ? "no IIO magnetometer under \(sysfsRoot)/bus/iio/devices (Qualcomm phones keep it behind the sensor DSP)"
-            : "no IIO accelerometer under \(sysfsRoot)/bus/iio/devices"
+            : "no IIO \(kind.rawValue) under \(sysfsRoot)/bus/iio/devices"
         return SensorChoice(device: nil, reason: reason, candidates: [])
     }
     let listed = candidates.map(\.description).joined(separator: ", ")

@@ -21,11 +21,14 @@ public struct MountMatrixChoice: Sendable, Equatable {
 ///    skipped with its reason in `source`, as iio-sensor-proxy does;
 /// 3. `in_<type>_mount_matrix`, `in_mount_matrix`, `mount_matrix` (most specific first); a rejected
 ///    matrix (malformed, all-zero row) falls back to identity with the reason in `source`.
+///
+/// `udevProperty` overrides the kind's own (``SensorKind/udevMountMatrixProperty``): a gyroscope on
+/// the accelerometer's device takes `ACCEL_MOUNT_MATRIX` (one chip: the same axes).
 func chooseMountMatrix(devicePath: String, kind: SensorKind, override: Matrix3?,
-                       udevProperties: [String: String] = [:]) -> MountMatrixChoice {
+                       udevProperties: [String: String] = [:], udevProperty: String? = nil) -> MountMatrixChoice {
     if let override { return MountMatrixChoice(matrix: override, source: "configuration override") }
     var udevRejection = ""
-    if let property = kind.udevMountMatrixProperty, let text = udevProperties[property] {
+    if let property = udevProperty ?? kind.udevMountMatrixProperty, let text = udevProperties[property] {
         do {
             return MountMatrixChoice(matrix: try parseMountMatrixOrThrow(text), source: "udev \(property)")
         } catch {

@@ -87,6 +87,8 @@ final class PollingSampler: @unchecked Sendable {
     /// Reads so far and those made at the rest rate (tests and diagnostics), reading thread only
     /// writes them.
     private let readCounts = Atomic<Int>(0)
+    /// Gyroscope samples read so far (tests: none while the phone rests).
+    private let gyroscopeReadCounts = Atomic<Int>(0)
     private let restingReadCounts = Atomic<Int>(0)
 
     init(loop: EventLoop, sampleRateHertz: Double, restSampleRateHertz: Double? = nil,
@@ -105,6 +107,9 @@ final class PollingSampler: @unchecked Sendable {
     var readStatistics: (periods: Int, resting: Int) {
         (readCounts.load(ordering: .relaxed), restingReadCounts.load(ordering: .relaxed))
     }
+
+    /// Gyroscope samples read so far.
+    var gyroscopeReads: Int { gyroscopeReadCounts.load(ordering: .relaxed) }
 
     /// The reading thread while one runs (tests check it exits after the last channel is removed).
     var readingThread: PlatformThread? { thread }
@@ -198,9 +203,14 @@ final class PollingSampler: @unchecked Sendable {
             }
             let checkPresence = next >= nextPresenceCheck
             if checkPresence { nextPresenceCheck = next + presenceInterval }
+            // Power: while the phone rests the gyroscope is not read at all (it draws several
+            // times what the other two do); the period ends with the last channel that is read.
+            var lastIndex = channels.count - 1
+            if restingPeriod { while lastIndex >= 0, channels[lastIndex].kind == .gyroscope { lastIndex -= 1 } }
             for channelIndex in channels.indices {
                 let channel = channels[channelIndex]
-                let lastOfPeriod = channelIndex == channels.count - 1
+                if restingPeriod, channel.kind == .gyroscope { continue }
+                let lastOfPeriod = channelIndex == lastIndex
                 var dropped = 0
                 var failure: String?
                 if checkPresence, !Sysfs.exists(channel.presencePath) {
@@ -225,16 +235,17 @@ final class PollingSampler: @unchecked Sendable {
                     }
                 }
                 if thread.isStopRequested { return }
+                if channel.kind == .gyroscope { gyroscopeReadCounts.add(1, ordering: .relaxed) }
                 var sample: SensorSample?
                 if failure == nil, dropped == 0 {
                     if let vector = channel.calibration.apply(raw: Vector3(raw.0, raw.1, raw.2)) {
                         sample = SensorSample(kind: channel.kind, vector: vector, timestampNanoseconds: timestamp)
                         if restPeriod != nil {
                             let seconds = Double(timestamp) * 1e-9
-                            if channel.kind == .accelerometer {
-                                detector.addAcceleration(vector, time: seconds)
-                            } else {
-                                detector.addField(vector, time: seconds)
+                            switch channel.kind {
+                            case .accelerometer: detector.addAcceleration(vector, time: seconds)
+                            case .magnetometer: detector.addField(vector, time: seconds)
+                            case .gyroscope: break  // the rest is told by the two read at rest
                             }
                         }
                     } else {

@@ -9,5 +9,7 @@ extension SensorConfiguration: Equatable {
             && a.preferredAccelerometerName == b.preferredAccelerometerName
             && a.magnetometerMountMatrixOverride == b.magnetometerMountMatrixOverride
             && a.accelerometerMountMatrixOverride == b.accelerometerMountMatrixOverride
+            && a.gyroscopeEnabled == b.gyroscopeEnabled && a.preferredGyroscopeName == b.preferredGyroscopeName
+            && a.gyroscopeMountMatrixOverride == b.gyroscopeMountMatrixOverride
     }
 }

@@ -21,11 +21,19 @@ struct SensorDriverSink {
 /// Reads one three-axis sensor. `start` and `stop` are called on the event loop's thread.
 protocol SensorDriver: AnyObject {
     var device: IIODevice { get }
+    /// The leading channel set (the one the driver was made for).
     var calibration: AxisCalibration { get }
+    /// Every kind the driver reads: its own, and a gyroscope that shares a buffered device with the
+    /// accelerometer (one scan carries both).
+    var kinds: [SensorKind] { get }
     /// Opens the device, changes attributes it needs (remembering the old values) and starts reading.
     func start() throws(SensorSetupError)
     /// Stops reading promptly (never waits for a slow read) and restores every attribute it changed.
     func stop()
+}
+
+extension SensorDriver {
+    var kinds: [SensorKind] { [calibration.kind] }
 }
 
 /// Remembers attribute values a driver changed, to put them back on stop (in reverse order).

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// Owns the drivers for the magnetometer and the (optional) accelerometer: discovery, start/stop,
+// Owns the drivers for the magnetometer and the (optional) accelerometer and gyroscope: discovery, start/stop,
 // fallback from buffered to polling, hot-unplug detection and rediscovery with backoff.
 import Logging
 import QiblaCore
@@ -65,8 +65,19 @@ public final class SensorHub: @unchecked Sendable {
     /// The reading mode of each active driver, for logs and tests.
     var activeModes: [SensorKind: SensorReadingMode] {
         var modes: [SensorKind: SensorReadingMode] = [:]
-        for driver in drivers { modes[driver.calibration.kind] = driver is BufferedDriver ? .buffered : .polling }
+        for driver in drivers {
+            for kind in driver.kinds { modes[kind] = driver is BufferedDriver ? .buffered : .polling }
+        }
         return modes
+    }
+
+    /// Gyroscope samples read by the polling thread so far (tests: none while the phone rests).
+    var polledGyroscopeReads: Int { sampler?.gyroscopeReads ?? 0 }
+
+    /// Buffered mode: whether the gyroscope's scan elements are enabled now (nil: none buffered).
+    var bufferedGyroscopeOn: Bool? {
+        for case let driver as BufferedDriver in drivers where driver.kinds.contains(.gyroscope) { return driver.gyroscopeOn }
+        return nil
     }
 
     /// Discovers the sensors, opens them and starts reading. Emits `.available` or `.unavailable`.
@@ -98,27 +109,47 @@ public final class SensorHub: @unchecked Sendable {
         guard running else { return }
         let discovery = discoverSensors(sysfsRoot: configuration.sysfsRoot,
                                         preferredMagnetometerName: configuration.preferredMagnetometerName,
-                                        preferredAccelerometerName: configuration.preferredAccelerometerName)
+                                        preferredAccelerometerName: configuration.preferredAccelerometerName,
+                                        preferredGyroscopeName: configuration.preferredGyroscopeName)
         guard let magnetometer = discovery.magnetometer.device else {
             becomeUnavailable(discovery.magnetometer.reason)
             return
         }
         facts.note("magnetometer", discovery.magnetometer.reason, to: logger)
         facts.note("accelerometer", discovery.accelerometer.reason, to: logger)
+        facts.note("gyroscope", configuration.gyroscopeEnabled ? discovery.gyroscope.reason : "gyroscope not read (gyroscope = off)",
+                   to: logger)
         do {
-            try startDriver(for: magnetometer, kind: .magnetometer)
+            try startDriver(for: magnetometer, calibration: calibration(of: magnetometer, kind: .magnetometer))
         } catch {
             stopDrivers()
             becomeUnavailable(error.description)
             return
         }
-        var accelerometerName: String?
-        if let accelerometer = discovery.accelerometer.device {
+        // The gyroscope's setup is checked first: on the accelerometer's device, in buffered mode,
+        // one driver reads both from one scan.
+        let accelerometer = discovery.accelerometer.device
+        var gyroscope: (device: IIODevice, calibration: AxisCalibration)?
+        if configuration.gyroscopeEnabled, let device = discovery.gyroscope.device {
             do {
-                try startDriver(for: accelerometer, kind: .accelerometer)
-                accelerometerName = accelerometer.name
+                gyroscope = (device, try calibration(of: device, kind: .gyroscope, onAccelerometerDevice: device == accelerometer))
+            } catch {
+                logger.warning("gyroscope unusable, continuing without: \(error)")
+            }
+        }
+        if let accelerometer {
+            do {
+                try startDriver(for: accelerometer, calibration: calibration(of: accelerometer, kind: .accelerometer),
+                                companion: gyroscope?.device == accelerometer ? gyroscope?.calibration : nil)
             } catch {
                 logger.warning("accelerometer unusable, continuing without: \(error)")
+            }
+        }
+        if let gyroscope, !drivers.contains(where: { $0.kinds.contains(.gyroscope) }) {
+            do {
+                try startDriver(for: gyroscope.device, calibration: gyroscope.calibration)
+            } catch {
+                logger.warning("gyroscope unusable, continuing without: \(error)")
             }
         }
         retryDelay = configuration.initialRetryDelay
@@ -129,22 +160,44 @@ public final class SensorHub: @unchecked Sendable {
             presenceToken = loop.schedule(after: .seconds(1), repeating: .seconds(1)) { [weak self] in self?.checkPresence() }
         }
         magnetometerDevice = magnetometer
-        onEvent(.available(magnetometer: magnetometer.name, accelerometer: accelerometerName))
+        announceAvailable(magnetometer: magnetometer)
     }
 
-    private func startDriver(for device: IIODevice, kind: SensorKind) throws(SensorSetupError) {
+    /// `.available` with the devices of the drivers running now.
+    private func announceAvailable(magnetometer: IIODevice) {
+        onEvent(.available(magnetometer: magnetometer.name,
+                           accelerometer: drivers.first { $0.kinds.contains(.accelerometer) }?.device.name,
+                           gyroscope: drivers.first { $0.kinds.contains(.gyroscope) }?.device.name))
+    }
+
+    /// Scale, offset and mount matrix of `kind` on `device` (the mount matrix's choice logged once).
+    /// A gyroscope on the accelerometer's device takes udev's `ACCEL_MOUNT_MATRIX` as the
+    /// accelerometer does: one chip, the same axes.
+    private func calibration(of device: IIODevice, kind: SensorKind,
+                             onAccelerometerDevice: Bool = false) throws(SensorSetupError) -> AxisCalibration {
         let override = configuration.mountMatrixOverride(for: kind)
-        let udev = override == nil && kind.udevMountMatrixProperty != nil
+        let udevProperty = kind == .gyroscope && onAccelerometerDevice
+            ? SensorKind.accelerometer.udevMountMatrixProperty : kind.udevMountMatrixProperty
+        let udev = override == nil && udevProperty != nil
             ? UdevDatabase(directory: configuration.udevDataDirectory).properties(of: device) : [:]
-        let mount = chooseMountMatrix(devicePath: device.sysfsPath, kind: kind, override: override, udevProperties: udev)
+        let mount = chooseMountMatrix(devicePath: device.sysfsPath, kind: kind, override: override, udevProperties: udev,
+                                      udevProperty: udevProperty)
         facts.note("\(kind.rawValue) mount matrix", "\(device) \(kind.rawValue) mount matrix \(mount.matrix) from \(mount.source)", to: logger)
-        let calibration = try readAxisCalibration(device: device, kind: kind, mountMatrix: mount.matrix)
+        return try readAxisCalibration(device: device, kind: kind, mountMatrix: mount.matrix)
+    }
+
+    /// Starts a driver for `calibration` on `device` (buffered when configured and possible, else
+    /// polling). `companion`: a second channel set on the same device; buffered, one driver reads
+    /// both from one scan; polled, it gets a driver of its own.
+    private func startDriver(for device: IIODevice, calibration: AxisCalibration,
+                             companion: AxisCalibration? = nil) throws(SensorSetupError) {
         if configuration.mode == .buffered {
             // The magnetometer leads (its samples make the heading); another buffered device is read
             // on its wakeups, with a watermark that is only a backstop.
             let follower = drivers.contains { $0 is BufferedDriver }
-            let driver = BufferedDriver(device: device, calibration: calibration, configuration: configuration,
-                                        loop: loop, logger: logger, facts: facts, sink: sink(for: kind), follower: follower)
+            let driver = BufferedDriver(device: device, calibration: calibration, companion: companion,
+                                        configuration: configuration, loop: loop, logger: logger, facts: facts,
+                                        sink: sink(for: calibration.kind), follower: follower)
             do {
                 try driver.start()
                 drivers.append(driver)
@@ -156,6 +209,14 @@ public final class SensorHub: @unchecked Sendable {
         let driver = makePollingDriver(device: device, calibration: calibration)
         try driver.start()
         drivers.append(driver)
+        if let companion {
+            let second = makePollingDriver(device: device, calibration: companion)
+            do { try second.start() } catch {
+                logger.warning("\(companion.kind.rawValue) unusable, continuing without: \(error)")
+                return
+            }
+            drivers.append(second)
+        }
     }
 
     private func makePollingDriver(device: IIODevice, calibration: AxisCalibration) -> PollingDriver {
@@ -227,14 +288,18 @@ public final class SensorHub: @unchecked Sendable {
             let sample = next.takePending()
             if restHertz != nil {
                 restClockSeconds = max(restClockSeconds, Double(sample.timestampNanoseconds) * 1e-9)
-                if sample.kind == .accelerometer {
-                    rest.addAcceleration(sample.vector, time: restClockSeconds)
-                } else {
-                    rest.addField(sample.vector, time: restClockSeconds)
+                switch sample.kind {
+                case .accelerometer: rest.addAcceleration(sample.vector, time: restClockSeconds)
+                case .magnetometer: rest.addField(sample.vector, time: restClockSeconds)
+                case .gyroscope: break  // the rest is told by the two read at rest
                 }
             }
             if wasResting {
-                if sample.kind == .accelerometer { newest.acceleration = sample } else { newest.field = sample }
+                switch sample.kind {
+                case .accelerometer: newest.acceleration = sample
+                case .magnetometer: newest.field = sample
+                case .gyroscope: break  // scans read before its channels went off
+                }
                 continue
             }
             batch.append(sample)
@@ -296,13 +361,14 @@ public final class SensorHub: @unchecked Sendable {
 
     private func driverFailed(kind: SensorKind, reason: String) {
         guard running else { return }
-        if kind == .accelerometer, let magnetometer = drivers.first(where: { $0.calibration.kind == .magnetometer }),
+        if kind != .magnetometer, let magnetometer = drivers.first(where: { $0.calibration.kind == .magnetometer }),
            Sysfs.exists(magnetometer.device.sysfsPath + "/name") {
-            // The magnetometer alone still gives a heading (tilt-uncompensated); say the accelerometer is gone.
-            logger.warning("accelerometer failed, continuing without: \(reason)")
-            for driver in drivers where driver.calibration.kind == .accelerometer { driver.stop() }
-            drivers.removeAll { $0.calibration.kind == .accelerometer }
-            onEvent(.available(magnetometer: magnetometer.device.name, accelerometer: nil))
+            // The magnetometer alone still gives a heading (tilt-uncompensated); say what is gone
+            // (a buffered accelerometer takes a gyroscope on its device with it).
+            logger.warning("\(kind.rawValue) failed, continuing without: \(reason)")
+            for driver in drivers where driver.calibration.kind == kind { driver.stop() }
+            drivers.removeAll { $0.calibration.kind == kind }
+            announceAvailable(magnetometer: magnetometer.device)
             return
         }
         stopDrivers()
@@ -321,6 +387,16 @@ public final class SensorHub: @unchecked Sendable {
         } catch {
             drivers.remove(at: index)
             driverFailed(kind: kind, reason: error.description)
+            return
+        }
+        // A gyroscope that shared the buffered device is polled on its own.
+        if let buffered = old as? BufferedDriver, buffered.channelSets.count > 1 {
+            for companion in buffered.channelSets.dropFirst() {
+                let second = makePollingDriver(device: old.device, calibration: companion)
+                do { try second.start(); drivers.append(second) } catch {
+                    logger.warning("\(companion.kind.rawValue) unusable, continuing without: \(error)")
+                }
+            }
         }
     }
 

@@ -7,10 +7,11 @@ import QiblaCore
 /// with fixed inline storage: appending never allocates; a full batch refuses more (the producer
 /// hands it over first).
 public struct SensorSampleBatch: Sendable, RandomAccessCollection {
-    public static let capacity = 16
+    /// Eight periods of three sensors (magnetometer, accelerometer, gyroscope).
+    public static let capacity = 24
     private static let placeholder = SensorSample(kind: .magnetometer, vector: Vector3(0, 0, 0), timestampNanoseconds: 0)
 
-    private var storage = InlineArray<16, SensorSample>(repeating: placeholder)
+    private var storage = InlineArray<24, SensorSample>(repeating: placeholder)
     public private(set) var count = 0
 
     public init() {}

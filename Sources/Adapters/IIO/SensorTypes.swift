@@ -8,22 +8,26 @@ public enum SensorKind: String, Sendable, CaseIterable {
     case magnetometer
     /// Proper acceleration; IIO channel type `accel` (m/s²).
     case accelerometer
+    /// Angular velocity; IIO channel type `anglvel` (rad/s, right-handed about each device axis).
+    case gyroscope
 
     /// The IIO channel type prefix in attribute names (`in_<prefix>_x_raw`).
     public var channelPrefix: String {
         switch self {
         case .magnetometer: "magn"
         case .accelerometer: "accel"
+        case .gyroscope: "anglvel"
         }
     }
 
     /// Factor from the kernel's unit to the published unit: gauss → microtesla (1 G = 100 µT) for the
-    /// magnetometer, 1 for the accelerometer (kernel ABI `Documentation/ABI/testing/sysfs-bus-iio`:
-    /// `in_magn_*` in gauss, `in_accel_*` in m/s²).
+    /// magnetometer, 1 for the accelerometer and the gyroscope (kernel ABI
+    /// `Documentation/ABI/testing/sysfs-bus-iio`: `in_magn_*` in gauss, `in_accel_*` in m/s²,
+    /// `in_anglvel_*` in rad/s).
     public var kernelUnitToPublishedUnit: Double {
         switch self {
         case .magnetometer: 100
-        case .accelerometer: 1
+        case .accelerometer, .gyroscope: 1
         }
     }
 }
@@ -31,7 +35,8 @@ public enum SensorKind: String, Sendable, CaseIterable {
 /// One calibrated reading of a three-axis sensor.
 public struct SensorSample: Sendable, Hashable {
     public var kind: SensorKind
-    /// Microtesla for the magnetometer, m/s² for the accelerometer; `(raw + offset) × scale` per axis,
+    /// Microtesla for the magnetometer, m/s² for the accelerometer, rad/s for the gyroscope (device
+    /// frame, counter-clockwise positive about each axis seen from its tip); `(raw + offset) × scale` per axis,
     /// then the mount matrix applied (v' = M·v).
     public var vector: Vector3
     /// `CLOCK_MONOTONIC` nanoseconds when read by polling, or the scan's `in_timestamp` channel in
@@ -79,6 +84,19 @@ public struct SensorConfiguration: Sendable {
     /// A mount matrix that wins over anything udev or sysfs says (v' = M·v).
     public var magnetometerMountMatrixOverride: Matrix3?
     public var accelerometerMountMatrixOverride: Matrix3?
+    /// Whether a gyroscope is read (`gyroscope = auto`, the default) or not (`gyroscope = off`).
+    /// It is read only while the phone moves: at a rest its reads stop (polling) or its scan
+    /// elements are disabled (buffered), and the first motion brings it back.
+    public var gyroscopeEnabled = true
+    /// The `name` attribute of the gyroscope to prefer when several exist (`gyroscope = NAME`);
+    /// without one, the accelerometer's own device when it carries `in_anglvel_*` (one chip, one
+    /// clock, one scan), else the lowest device number.
+    public var preferredGyroscopeName: String?
+    /// The gyroscope's mount matrix override (`gyroscope-mount-matrix`; v' = M·v). Without one, a
+    /// gyroscope on the accelerometer's device takes udev's `ACCEL_MOUNT_MATRIX` like the
+    /// accelerometer (same chip, same axes), then `in_anglvel_mount_matrix`, `in_mount_matrix`,
+    /// `mount_matrix`.
+    public var gyroscopeMountMatrixOverride: Matrix3?
 
     /// Polling mode: how often the sampling thread hands its samples to the event loop (earlier
     /// when its batch is full). One hand-off wakes the loop once; match it to `max-signal-rate`
@@ -114,11 +132,19 @@ public struct SensorConfiguration: Sendable {
     }
 
     func mountMatrixOverride(for kind: SensorKind) -> Matrix3? {
-        kind == .magnetometer ? magnetometerMountMatrixOverride : accelerometerMountMatrixOverride
+        switch kind {
+        case .magnetometer: magnetometerMountMatrixOverride
+        case .accelerometer: accelerometerMountMatrixOverride
+        case .gyroscope: gyroscopeMountMatrixOverride
+        }
     }
 
     func preferredName(for kind: SensorKind) -> String? {
-        kind == .magnetometer ? preferredMagnetometerName : preferredAccelerometerName
+        switch kind {
+        case .magnetometer: preferredMagnetometerName
+        case .accelerometer: preferredAccelerometerName
+        case .gyroscope: preferredGyroscopeName
+        }
     }
 }
 
@@ -126,8 +152,10 @@ public struct SensorConfiguration: Sendable {
 public enum SensorEvent: Sendable {
     /// Calibrated samples, in the order read (a batch may mix kinds; inline storage, no heap).
     case samples(SensorSampleBatch)
-    /// Sensors were found and opened; the `name` attributes of the chosen devices.
-    case available(magnetometer: String, accelerometer: String?)
+    /// Sensors were found and opened; the `name` attributes of the chosen devices (the gyroscope:
+    /// nil when there is none, it is switched off, or it failed; its samples come only while the
+    /// phone moves).
+    case available(magnetometer: String, accelerometer: String?, gyroscope: String?)
     /// No usable magnetometer (not present, vanished, or failing); discovery is retried while running.
     case unavailable(reason: String)
     /// Attribute values that could not be parsed and were dropped; `count` is the total since `start()`.

@@ -62,7 +62,7 @@ extension SensorKind {
     public var udevMountMatrixProperty: String? {
         switch self {
         case .accelerometer: "ACCEL_MOUNT_MATRIX"
-        case .magnetometer: nil
+        case .magnetometer, .gyroscope: nil
         }
     }
 }
