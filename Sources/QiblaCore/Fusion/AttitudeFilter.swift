@@ -112,8 +112,9 @@ public struct AttitudeFilter: Sendable {
         /// Yaw innovations beyond this many sigmas are held off (default 4).
         public var innovationGateSigmas = 4.0
         /// Innovations rejected for this long with an agreeing field are taken after all (the
-        /// gyroscope has drifted), seconds (default 1).
-        public var innovationGateSeconds = 1.0
+        /// gyroscope has drifted, or the seed was wrong), seconds (default 4: longer than a
+        /// magnet passing by).
+        public var innovationGateSeconds = 4.0
         /// The field must agree this long before the magnetometer is taken back, seconds (0.3).
         public var agreementSeconds = 0.3
         /// The magnetometer noise is multiplied by up to this factor after a disturbance (100)…
@@ -125,6 +126,10 @@ public struct AttitudeFilter: Sendable {
         public var relearnReferenceSeconds = 20.0
         /// Time constant of the learned reference's strength and dip, seconds (default 10).
         public var referenceTimeConstantSeconds = 10.0
+        /// Accelerometer bias left after the phone's trim, m/s² per axis (default 0.03): the
+        /// vertical is off by b/g₀, which turns the heading by (b/g₀)·tan|I| (NXP AN4248); added to
+        /// the sigma, as the filter cannot see it.
+        public var accelerometerBiasMetresPerSecondSquared = 0.03
         /// Gyroscope samples farther apart than this are a gap: no integration across it, seconds
         /// (default 0.25: five periods at 20 Hz).
         public var maximumGyroscopeGapSeconds = 0.25
@@ -185,6 +190,8 @@ public struct AttitudeFilter: Sendable {
     private var agreementStart: Double?
     private var recoveryStart: Double?
     private var gateRejectionStart: Double?
+    /// Dip of the last agreeing field sample, degrees (for the accelerometer bias' leak).
+    private var lastInclinationDegrees = 0.0
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -303,17 +310,6 @@ public struct AttitudeFilter: Sendable {
             return nil
         }
         disagreementStart = nil
-        if magneticState == .holding {
-            let start = agreementStart ?? time
-            agreementStart = start
-            guard time - start >= configuration.agreementSeconds else { return nil }
-            magneticState = .recovering
-            recoveryStart = time
-        }
-        let alpha = min(1, 0.02 / max(0.02, configuration.referenceTimeConstantSeconds))
-        learnedField = (learnedField ?? strength) + alpha * (strength - (learnedField ?? strength))
-        learnedInclination = (learnedInclination ?? inclination) + alpha * (inclination - (learnedInclination ?? inclination))
-
         guard horizontal > TiltCompensation.minimumFieldMicrotesla else { return nil }
         // The measured yaw error δθ_D − (m_D/H)·δθ_N.
         let innovation = -atan2(world.y, world.x)
@@ -322,19 +318,42 @@ public struct AttitudeFilter: Sendable {
         if magneticState == .recovering, let start = recoveryStart {
             let remaining = max(0, 1 - (time - start) / max(1e-3, configuration.recoverySeconds))
             noise *= 1 + (configuration.recoveryNoiseFactor - 1) * remaining * remaining
-            if remaining == 0 { magneticState = .tracking; recoveryStart = nil }
         }
         let row = Vector3(-world.z / horizontal, 0, 1)
         let s = row.dot(ptt * row) + noise
         let gate = configuration.innovationGateSigmas
         if innovation * innovation > gate * gate * s {
+            // A field that keeps its strength and dip but turns against the gyroscope: held too,
+            // unless it lasts (then the gyroscope drifted: widen the yaw and take it).
             let start = gateRejectionStart ?? time
-            gateRejectionStart = start
-            guard time - start >= configuration.innovationGateSeconds else { return nil }
-            // The field has agreed all along: the gyroscope drifted; widen the yaw and take it.
+            guard time - start >= configuration.innovationGateSeconds else {
+                magneticState = .holding
+                recoveryStart = nil
+                agreementStart = nil
+                gateRejectionStart = start
+                return nil
+            }
             ptt = ptt + Matrix3.outer(Vector3(0, 0, 1), Vector3(0, 0, 1)) * (innovation * innovation)
+            magneticState = .recovering
+            recoveryStart = time
         }
         gateRejectionStart = nil
+        if magneticState == .holding {
+            let start = agreementStart ?? time
+            agreementStart = start
+            guard time - start >= configuration.agreementSeconds else { return nil }
+            magneticState = .recovering
+            recoveryStart = time
+            noise *= configuration.recoveryNoiseFactor
+        }
+        if magneticState == .recovering, let start = recoveryStart, time - start >= configuration.recoverySeconds {
+            magneticState = .tracking
+            recoveryStart = nil
+        }
+        let alpha = min(1, 0.02 / max(0.02, configuration.referenceTimeConstantSeconds))
+        learnedField = (learnedField ?? strength) + alpha * (strength - (learnedField ?? strength))
+        learnedInclination = (learnedInclination ?? inclination) + alpha * (inclination - (learnedInclination ?? inclination))
+        lastInclinationDegrees = inclination
         update(innovation: innovation, attitudeRow: row, noise: noise, tilt: false, yaw: true)
         updateAxis()
         return nil
@@ -380,7 +399,9 @@ public struct AttitudeFilter: Sendable {
             variance += biasVariance * dt * dt + a * a
         }
         let reference = Angle.radians(configuration.referenceHeadingErrorDegrees)
-        variance += reference * reference
+        let leak = configuration.accelerometerBiasMetresPerSecondSquared / TiltCompensation.standardGravity
+            * tan(Angle.radians(min(85, abs(lastInclinationDegrees))))
+        variance += reference * reference + leak * leak
         let sigma = Angle.degrees(max(0, variance).squareRoot())
         let heading = Angle.normalized360(Angle.degrees(atan2(v.y, v.x)))
         guard heading.isFinite else { return nil }
@@ -447,7 +468,7 @@ public struct AttitudeFilter: Sendable {
     }
 
     private mutating func hold(at time: Double) {
-        if magneticState != .holding { disagreementStart = time }
+        if magneticState != .holding || disagreementStart == nil { disagreementStart = time }
         magneticState = .holding
         recoveryStart = nil
         gateRejectionStart = nil
