@@ -87,7 +87,7 @@ public struct AttitudeFilter: Sendable {
         /// 0.017 °/s/√Hz, twice an MPU-6050's datasheet figure, for quantisation and vibration).
         public var gyroscopeNoiseRadiansPerSecondPerRootHertz = 3e-4
         /// Random walk of the gyroscope bias (temperature drift), rad/s/√s (default 3e-4).
-        public var gyroscopeBiasRandomWalkRadiansPerSecondPerRootSecond = 3e-4
+        public var gyroscopeBiasRandomWalkRadiansPerSecondPerRootSecond = 5e-4
         /// One-sigma bias of an unknown gyroscope before any correction, rad/s (default 0.035
         /// ≈ 2 °/s; MPU-6050: ±20 °/s before trim, a few °/s after).
         public var initialGyroscopeBiasSigmaRadiansPerSecond = 0.035
@@ -95,10 +95,15 @@ public struct AttitudeFilter: Sendable {
         public var gyroscopeScaleFactorError = 0.01
         /// Accelerometer noise plus the hand's linear acceleration while the phone is held still,
         /// m/s² (default 0.35).
-        public var accelerometerNoiseMetresPerSecondSquared = 0.35
+        public var accelerometerNoiseMetresPerSecondSquared = 0.5
         /// Extra accelerometer noise per rad/s of rotation rate, m/s² per rad/s (default 1: a hand
         /// turning the phone accelerates it).
         public var accelerometerNoisePerRateMetresPerSecondSquared = 1.0
+        /// Tilt error the hand's slow accelerations leave in the vertical, correlated over seconds
+        /// (which P, built on white noise, does not hold), radians (default 0.01): it leaks into
+        /// the magnetometer's yaw as ·tan|I| and is added to that measurement's noise, so at a
+        /// high dip the yaw leans longer on the gyroscope.
+        public var correlatedTiltErrorRadians = 0.01
         /// ||a| − g₀| above which an accelerometer sample is not used at all, m/s² (default 1.5).
         public var accelerationGateMetresPerSecondSquared = 1.5
         /// Magnetometer noise per axis, microtesla (default 0.6).
@@ -129,7 +134,7 @@ public struct AttitudeFilter: Sendable {
         /// Accelerometer bias left after the phone's trim, m/s² per axis (default 0.03): the
         /// vertical is off by b/g₀, which turns the heading by (b/g₀)·tan|I| (NXP AN4248); added to
         /// the sigma, as the filter cannot see it.
-        public var accelerometerBiasMetresPerSecondSquared = 0.03
+        public var accelerometerBiasMetresPerSecondSquared = 0.02
         /// Gyroscope samples farther apart than this are a gap: no integration across it, seconds
         /// (default 0.25: five periods at 20 Hz).
         public var maximumGyroscopeGapSeconds = 0.25
@@ -314,7 +319,8 @@ public struct AttitudeFilter: Sendable {
         // The measured yaw error δθ_D − (m_D/H)·δθ_N.
         let innovation = -atan2(world.y, world.x)
         let sm = configuration.magnetometerNoiseMicrotesla / horizontal
-        var noise = sm * sm
+        let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
+        var noise = sm * sm + leak * leak
         if magneticState == .recovering, let start = recoveryStart {
             let remaining = max(0, 1 - (time - start) / max(1e-3, configuration.recoverySeconds))
             noise *= 1 + (configuration.recoveryNoiseFactor - 1) * remaining * remaining
