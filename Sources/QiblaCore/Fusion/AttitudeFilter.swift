@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: Apache-2.0
+// The attitude filter of issue 30: gyroscope, accelerometer and calibrated magnetometer fused into
+// one attitude, with the heading's one-sigma uncertainty from the filter's own covariance.
+
+/// The heading of one device axis from ``AttitudeFilter``.
+public struct FusedHeading: Sendable, Equatable {
+    /// Magnetic heading of ``axis``, degrees clockwise from magnetic north in [0, 360).
+    public var magneticHeadingDegrees: Double
+    /// One-sigma uncertainty of the heading from the filter's covariance, degrees (gyroscope
+    /// drift, magnetometer noise, tilt leaking through the dip, the extrapolation to `timeSeconds`
+    /// and ``AttitudeFilter/Configuration/referenceHeadingErrorDegrees``), in (0, 180].
+    public var sigmaDegrees: Double
+    /// The axis (`top` or `back`), chosen by `HeadingAxisSelector` from the filter's tilt.
+    public var axis: HeadingAxis
+    /// Angle between the screen normal and up, degrees in [0, 180] (as `DeviceOrientation`).
+    public var tiltDegrees: Double
+    /// The instant the heading is for, seconds (sensor clock).
+    public var timeSeconds: Double
+    /// The heading rests on the gyroscope alone: the magnetometer is held off (a disturbance) or
+    /// being taken back.
+    public var magneticState: AttitudeFilter.MagneticState
+}
+
+/// The field the magnetometer should see where the phone is: the expected strength (the
+/// calibration's fitted radius or WMM's total intensity) and dip (WMM's inclination).
+public struct ExpectedMagneticField: Sendable, Equatable {
+    /// |m| expected, microtesla.
+    public var fieldMicrotesla: Double
+    /// Dip below the horizontal, degrees, positive down (WMM's I); nil when unknown.
+    public var inclinationDegrees: Double?
+
+    public init(fieldMicrotesla: Double, inclinationDegrees: Double?) {
+        self.fieldMicrotesla = fieldMicrotesla
+        self.inclinationDegrees = inclinationDegrees
+    }
+}
+
+/// A multiplicative (error-state) extended Kalman filter for the attitude of a phone — the
+/// "indirect Kalman filter for 3D attitude estimation" of N. Trawny and S. I. Roumeliotis (Univ. of
+/// Minnesota TR 2005-002) and J. Solà, "Quaternion kinematics for the error-state Kalman filter"
+/// (arXiv:1711.02508, §5–7), with the attitude error taken in the world frame (Solà §7.1,
+/// "global angular errors"), so that a yaw correction is a rotation about the world vertical and
+/// nothing else.
+///
+/// Frames: the device frame of `TiltCompensation` (x right edge, y top edge, z out of the screen;
+/// the gyroscope in rad/s about those axes, right-handed) and the world frame NED (x magnetic
+/// north, y east, z down). The nominal state is the quaternion q (device → world) and the
+/// gyroscope bias b (rad/s, device frame); the error state is δθ (world frame, radians) and δb, with
+/// a 6×6 covariance P kept as three 3×3 blocks (no allocation per sample).
+///
+/// - **Propagation** (Solà eq. 282 for global errors): q ← q ⊗ exp((ω − b)Δt), δθ' = −R δb − R n,
+///   so Φ = [[I, −RΔt], [0, I]], Q = diag((σ_g² + (k_s|ω|)²·1 s)Δt·I, σ_b²Δt·I) — the gyroscope's
+///   angle random walk, its scale-factor error k_s made white over a one-second correlation time,
+///   and the bias' random walk (temperature).
+/// - **Gravity** (two scalar updates): r = R·â − (0, 0, −1) ≈ (δθ_N… ) i.e. r_x = δθ_y,
+///   r_y = −δθ_x, with noise σ² = (σ_a² + (2·||a| − g₀|)² + (c_ω|ω|)²) / g₀²: the accelerometer is
+///   trusted only near 1 g and while the phone does not turn fast (hand and centripetal
+///   acceleration), and not at all beyond ``Configuration/accelerationGateMetresPerSecondSquared``.
+///   The gain on the yaw error is zeroed: gravity says nothing about north.
+/// - **Magnetometer** (one scalar update, yaw only): with m_w = R·m, the measured yaw error is
+///   −atan2(m_w,E, m_w,N) = δθ_D − (m_w,D / H)·δθ_N (H the horizontal part), the tilt error leaking
+///   through the dip as in NXP AN4248; the gains on the tilt errors are zeroed (a magnetic error
+///   never tilts the attitude), the covariance updated in Joseph form (valid for any gain).
+/// - **Disturbance**: the field's strength and dip (measured with the filter's own vertical) are
+///   compared with the expected field (``ExpectedMagneticField``, or a reference the filter learns
+///   from agreeing samples when none is given) and with the caller's interference flag; while they
+///   disagree, or while the yaw innovation is beyond ``Configuration/innovationGateSigmas``, the
+///   heading is held on the gyroscope (``MagneticState/holding``) and its sigma grows with the
+///   gyroscope's noise and bias uncertainty; once the field agrees for
+///   ``Configuration/agreementSeconds`` the magnetometer is taken back with a noise inflated by
+///   ``Configuration/recoveryNoiseFactor`` fading over ``Configuration/recoverySeconds``.
+/// - **Gaps**: the gyroscope is not read at rest, so its samples stop and resume. No time is
+///   integrated across more than ``Configuration/maximumGyroscopeGapSeconds``: then the filter is
+///   not tracking (``isTracking(at:)`` false), and the next gyroscope sample re-seeds the attitude
+///   from the latest accelerometer and magnetometer samples (`TiltCompensation`'s TRIAD) keeping
+///   the bias. Time running backwards does the same. Non-finite input is rejected.
+///
+/// Why a Kalman filter and not a complementary one: the sweep in `FusionSweepTests` (BENCHMARKS.md,
+/// "Attitude filter") needs an honest sigma in every scene, which a complementary filter with
+/// scheduled gains has to invent; here the same P that sets the gains gives it, and a
+/// disturbance's hold widens it by the gyroscope's own error model.
+///
+/// Pure: no clock, no I/O; the caller passes every sample's time (seconds, any monotonic origin).
+public struct AttitudeFilter: Sendable {
+    public struct Configuration: Sendable, Equatable {
+        /// Gyroscope angle random walk (white rate noise density), rad/s/√Hz (default 3e-4 ≈
+        /// 0.017 °/s/√Hz, twice an MPU-6050's datasheet figure, for quantisation and vibration).
+        public var gyroscopeNoiseRadiansPerSecondPerRootHertz = 3e-4
+        /// Random walk of the gyroscope bias (temperature drift), rad/s/√s (default 3e-4).
+        public var gyroscopeBiasRandomWalkRadiansPerSecondPerRootSecond = 5e-4
+        /// One-sigma bias of an unknown gyroscope before any correction, rad/s (default 0.035
+        /// ≈ 2 °/s; MPU-6050: ±20 °/s before trim, a few °/s after).
+        public var initialGyroscopeBiasSigmaRadiansPerSecond = 0.035
+        /// Gyroscope scale-factor error (fraction), made white over one second (default 0.01).
+        public var gyroscopeScaleFactorError = 0.01
+        /// Accelerometer noise plus the hand's linear acceleration while the phone is held still,
+        /// m/s² (default 0.35).
+        public var accelerometerNoiseMetresPerSecondSquared = 0.5
+        /// Extra accelerometer noise per rad/s of rotation rate, m/s² per rad/s (default 1: a hand
+        /// turning the phone accelerates it).
+        public var accelerometerNoisePerRateMetresPerSecondSquared = 1.0
+        /// Tilt error the hand's slow accelerations leave in the vertical, correlated over seconds
+        /// (which P, built on white noise, does not hold), radians (default 0.01): it leaks into
+        /// the magnetometer's yaw as ·tan|I| and is added to that measurement's noise, so at a
+        /// high dip the yaw leans longer on the gyroscope.
+        public var correlatedTiltErrorRadians = 0.01
+        /// ||a| − g₀| above which an accelerometer sample is not used at all, m/s² (default 1.5).
+        public var accelerationGateMetresPerSecondSquared = 1.5
+        /// Magnetometer noise per axis, microtesla (default 0.6).
+        public var magnetometerNoiseMicrotesla = 0.6
+        /// Fraction of the expected strength by which the field may differ before the magnetometer
+        /// is held off (default 0.08).
+        public var disturbanceFieldFraction = 0.08
+        /// Dip difference from the expected one before the magnetometer is held off, degrees
+        /// (default 5).
+        public var disturbanceInclinationDegrees = 5.0
+        /// Yaw innovations beyond this many sigmas are held off (default 4).
+        public var innovationGateSigmas = 4.0
+        /// Innovations rejected for this long with an agreeing field are taken after all (the
+        /// gyroscope has drifted, or the seed was wrong), seconds (default 4: longer than a
+        /// magnet passing by).
+        public var innovationGateSeconds = 4.0
+        /// The field must agree this long before the magnetometer is taken back, seconds (0.3).
+        public var agreementSeconds = 0.3
+        /// The magnetometer noise is multiplied by up to this factor after a disturbance (100)…
+        public var recoveryNoiseFactor = 100.0
+        /// …fading quadratically to 1 over this many seconds (2).
+        public var recoverySeconds = 2.0
+        /// Without an expected field, a disagreement lasting this long becomes the new learned
+        /// reference (a new place, a car), seconds (default 20).
+        public var relearnReferenceSeconds = 20.0
+        /// Time constant of the learned reference's strength and dip, seconds (default 10).
+        public var referenceTimeConstantSeconds = 10.0
+        /// Accelerometer bias left after the phone's trim, m/s² per axis (default 0.03): the
+        /// vertical is off by b/g₀, which turns the heading by (b/g₀)·tan|I| (NXP AN4248); added to
+        /// the sigma, as the filter cannot see it.
+        public var accelerometerBiasMetresPerSecondSquared = 0.02
+        /// Gyroscope samples farther apart than this are a gap: no integration across it, seconds
+        /// (default 0.25: five periods at 20 Hz).
+        public var maximumGyroscopeGapSeconds = 0.25
+        /// Angular acceleration assumed when a heading is extrapolated (``heading(at:)``),
+        /// rad/s² (default 8 ≈ 460 °/s², a hand starting or ending a turn).
+        public var extrapolationAngularAccelerationRadiansPerSecondSquared = 8.0
+        /// Error of the field's reference not seen by the filter (calibration residual,
+        /// magnetometer-to-gyroscope misalignment), degrees, added in quadrature to the sigma
+        /// (default 0: `CompassModel` adds the calibration's own term).
+        public var referenceHeadingErrorDegrees = 0.0
+        /// Folded tilt (degrees) above which the heading switches from the top edge to the back
+        /// camera, and below which it switches back (`HeadingAxisSelector`).
+        public var switchToBackAboveTiltDegrees = 55.0
+        public var switchToTopBelowTiltDegrees = 45.0
+
+        public init() {}
+    }
+
+    /// Whether the magnetometer corrects the heading.
+    public enum MagneticState: String, Sendable, Equatable {
+        /// Every agreeing sample corrects the yaw.
+        case tracking
+        /// A disturbance: the heading is held on the gyroscope.
+        case holding
+        /// The field agrees again: the magnetometer is being taken back gradually.
+        case recovering
+    }
+
+    public let configuration: Configuration
+    /// Device → world (NED) attitude.
+    public private(set) var attitude = Quaternion.identity
+    /// The attitude has been seeded (by the first gyroscope sample after an accelerometer and a
+    /// magnetometer sample) and not reset since.
+    public private(set) var isSeeded = false
+    /// Estimated gyroscope bias, rad/s, device frame (kept across gaps and re-seeds).
+    public private(set) var gyroscopeBiasRadiansPerSecond = Vector3.zero
+    public private(set) var magneticState = MagneticState.tracking
+    /// Why the last sample was rejected (non-finite input), nil after an accepted one.
+    public private(set) var lastRejection: HeadingRejection?
+    /// Number of re-seeds (first seed included), for tests and logs.
+    public private(set) var seedCount = 0
+
+    // Covariance blocks: attitude–attitude, attitude–bias, bias–bias (rad², rad²/s, rad²/s²).
+    private var ptt = Matrix3.diagonal(0)
+    private var ptb = Matrix3.diagonal(0)
+    private var pbb: Matrix3
+    /// Time of the nominal state, seconds.
+    private var stateTime: Double?
+    private var lastGyroscopeTime: Double?
+    /// Latest raw gyroscope reading, rad/s (held between samples).
+    private var lastRate = Vector3.zero
+    private var latestAcceleration: Vector3?
+    private var latestField: Vector3?
+    private var selector: HeadingAxisSelector
+    private var learnedField: Double?
+    private var learnedInclination: Double?
+    private var disagreementStart: Double?
+    private var agreementStart: Double?
+    private var recoveryStart: Double?
+    private var gateRejectionStart: Double?
+    /// Dip of the last agreeing field sample, degrees (for the accelerometer bias' leak).
+    private var lastInclinationDegrees = 0.0
+
+    public init(configuration: Configuration = Configuration()) {
+        self.configuration = configuration
+        let b = configuration.initialGyroscopeBiasSigmaRadiansPerSecond
+        pbb = Matrix3.diagonal(b * b)
+        selector = HeadingAxisSelector(switchToBackAboveTiltDegrees: configuration.switchToBackAboveTiltDegrees,
+                                       switchToTopBelowTiltDegrees: configuration.switchToTopBelowTiltDegrees)
+    }
+
+    /// Whether the attitude is being tracked at `time` (seconds): seeded, and the last gyroscope
+    /// sample no older than the gap limit.
+    public func isTracking(at time: Double) -> Bool {
+        guard isSeeded, let last = lastGyroscopeTime, time.isFinite else { return false }
+        return time - last <= configuration.maximumGyroscopeGapSeconds && time >= last - configuration.maximumGyroscopeGapSeconds
+    }
+
+    /// The unit "up" vector (reaction to gravity) in device coordinates, from the attitude.
+    public var upDirection: Vector3 { attitude.inverseRotate(Vector3(0, 0, -1)) }
+
+    /// One-sigma tilt uncertainty of the attitude, degrees (the horizontal axes of P).
+    public var tiltSigmaDegrees: Double {
+        Angle.degrees(max(0, ptt.row0.x + ptt.row1.y).squareRoot())
+    }
+
+    /// One-sigma uncertainty of the bias, rad/s (RMS over the three axes).
+    public var gyroscopeBiasSigmaRadiansPerSecond: Double {
+        max(0, (pbb.row0.x + pbb.row1.y + pbb.row2.z) / 3).squareRoot()
+    }
+
+    /// Forgets everything (bias included).
+    public mutating func reset() { self = AttitudeFilter(configuration: configuration) }
+
+    // MARK: Samples
+
+    /// A gyroscope sample: angular velocity ω, rad/s, device frame, at `time` seconds.
+    @discardableResult
+    public mutating func addAngularVelocity(_ omega: Vector3, time: Double) -> HeadingRejection? {
+        guard omega.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
+        lastRejection = nil
+        // Time running backwards by more than the gap limit resets; a little (another device's
+        // samples of the same instant) only skips the integration.
+        if let t0 = stateTime, time < t0 - configuration.maximumGyroscopeGapSeconds { unseed() }
+        if isSeeded, let last = lastGyroscopeTime, time - last <= configuration.maximumGyroscopeGapSeconds,
+           let t0 = stateTime {
+            propagate(by: time - t0, rate: (lastRate + omega) * 0.5)
+            stateTime = max(t0, time)
+        } else {
+            seed()
+            if isSeeded { stateTime = time }
+        }
+        lastGyroscopeTime = max(time, lastGyroscopeTime ?? time)
+        lastRate = omega
+        if isSeeded { updateAxis() }
+        return nil
+    }
+
+    /// An accelerometer sample, m/s², device frame (reaction to gravity), at `time` seconds.
+    @discardableResult
+    public mutating func addAcceleration(_ a: Vector3, time: Double) -> HeadingRejection? {
+        guard a.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
+        lastRejection = nil
+        latestAcceleration = a
+        guard advance(to: time) else { return nil }
+        let g = TiltCompensation.standardGravity
+        let length = a.length
+        let deviation = abs(length - g)
+        guard deviation <= configuration.accelerationGateMetresPerSecondSquared, let direction = a.normalized else {
+            return nil
+        }
+        let rate = (lastRate - gyroscopeBiasRadiansPerSecond).length
+        let sa = configuration.accelerometerNoiseMetresPerSecondSquared
+        let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
+        let noise = (sa * sa + 4 * deviation * deviation + sr * sr) / (g * g)
+        let r = attitude.rotate(direction) - Vector3(0, 0, -1)
+        // r_x = δθ_y, r_y = −δθ_x (world frame); the yaw gain is zeroed.
+        update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false)
+        update(innovation: -r.y, attitudeRow: Vector3(1, 0, 0), noise: noise, tilt: true, yaw: false)
+        updateAxis()
+        return nil
+    }
+
+    /// A calibrated magnetometer sample, microtesla, device frame, at `time` seconds.
+    /// - Parameters:
+    ///   - expected: the field expected here, or nil to compare with the reference the filter
+    ///     learns from agreeing samples.
+    ///   - disturbed: the caller's interference flag (the calibrator's detector): hold the heading.
+    @discardableResult
+    public mutating func addMagneticField(_ m: Vector3, time: Double, expected: ExpectedMagneticField? = nil,
+                                          disturbed: Bool = false) -> HeadingRejection? {
+        guard m.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
+        lastRejection = nil
+        latestField = m
+        guard advance(to: time) else { return nil }
+        let strength = m.length
+        guard strength >= TiltCompensation.minimumFieldMicrotesla else { return nil }
+        let world = attitude.rotate(m)
+        let horizontal = hypot(world.x, world.y)
+        let inclination = Angle.degrees(atan2(world.z, horizontal))
+
+        // The reference: the expected field where given, else the learned one.
+        let validExpected = expected.flatMap { $0.fieldMicrotesla.isFinite && $0.fieldMicrotesla > 0 ? $0 : nil }
+        if learnedField == nil { learnedField = strength; learnedInclination = inclination }
+        let referenceField = validExpected?.fieldMicrotesla ?? learnedField ?? strength
+        let referenceInclination = validExpected?.inclinationDegrees.flatMap { $0.isFinite ? $0 : nil }
+            ?? learnedInclination ?? inclination
+        let agrees = !disturbed
+            && abs(strength - referenceField) <= configuration.disturbanceFieldFraction * referenceField
+            && abs(inclination - referenceInclination) <= configuration.disturbanceInclinationDegrees
+        guard agrees else {
+            hold(at: time)
+            agreementStart = nil
+            if validExpected == nil, !disturbed, let start = disagreementStart,
+               time - start >= configuration.relearnReferenceSeconds {
+                learnedField = strength; learnedInclination = inclination; disagreementStart = nil
+            }
+            return nil
+        }
+        disagreementStart = nil
+        guard horizontal > TiltCompensation.minimumFieldMicrotesla else { return nil }
+        // The measured yaw error δθ_D − (m_D/H)·δθ_N.
+        let innovation = -atan2(world.y, world.x)
+        let sm = configuration.magnetometerNoiseMicrotesla / horizontal
+        let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
+        var noise = sm * sm + leak * leak
+        if magneticState == .recovering, let start = recoveryStart {
+            let remaining = max(0, 1 - (time - start) / max(1e-3, configuration.recoverySeconds))
+            noise *= 1 + (configuration.recoveryNoiseFactor - 1) * remaining * remaining
+        }
+        let row = Vector3(-world.z / horizontal, 0, 1)
+        let s = row.dot(ptt * row) + noise
+        let gate = configuration.innovationGateSigmas
+        if innovation * innovation > gate * gate * s {
+            // A field that keeps its strength and dip but turns against the gyroscope: held too,
+            // unless it lasts (then the gyroscope drifted: widen the yaw and take it).
+            let start = gateRejectionStart ?? time
+            guard time - start >= configuration.innovationGateSeconds else {
+                magneticState = .holding
+                recoveryStart = nil
+                agreementStart = nil
+                gateRejectionStart = start
+                return nil
+            }
+            ptt = ptt + Matrix3.outer(Vector3(0, 0, 1), Vector3(0, 0, 1)) * (innovation * innovation)
+            magneticState = .recovering
+            recoveryStart = time
+        }
+        gateRejectionStart = nil
+        if magneticState == .holding {
+            let start = agreementStart ?? time
+            agreementStart = start
+            guard time - start >= configuration.agreementSeconds else { return nil }
+            magneticState = .recovering
+            recoveryStart = time
+            noise *= configuration.recoveryNoiseFactor
+        }
+        if magneticState == .recovering, let start = recoveryStart, time - start >= configuration.recoverySeconds {
+            magneticState = .tracking
+            recoveryStart = nil
+        }
+        let alpha = min(1, 0.02 / max(0.02, configuration.referenceTimeConstantSeconds))
+        learnedField = (learnedField ?? strength) + alpha * (strength - (learnedField ?? strength))
+        learnedInclination = (learnedInclination ?? inclination) + alpha * (inclination - (learnedInclination ?? inclination))
+        lastInclinationDegrees = inclination
+        update(innovation: innovation, attitudeRow: row, noise: noise, tilt: false, yaw: true)
+        updateAxis()
+        return nil
+    }
+
+    // MARK: Headings
+
+    /// The heading of the selected axis at the state's own time (the latest sample), or nil when
+    /// not tracking or the axis is vertical.
+    public var heading: FusedHeading? {
+        guard let t = stateTime else { return nil }
+        return heading(at: t)
+    }
+
+    /// The heading of the selected axis extrapolated to `time` (seconds) with the last rate (so a
+    /// publisher can give the attitude at the moment of its signal); its sigma grows with an
+    /// unknown angular acceleration (``Configuration/extrapolationAngularAccelerationRadiansPerSecondSquared``).
+    /// Nil when not tracking at `time`, more than the gap limit away from the state, or the axis is
+    /// vertical.
+    public func heading(at time: Double) -> FusedHeading? {
+        guard let t0 = stateTime, isTracking(at: time), abs(time - t0) <= configuration.maximumGyroscopeGapSeconds
+        else { return nil }
+        let axis = selector.axis
+        let device: Vector3
+        switch axis {
+        case .top: device = Vector3(0, 1, 0)
+        case .back: device = Vector3(0, 0, -1)
+        case .none: return nil
+        }
+        let dt = time - t0
+        let q = dt == 0 ? attitude
+            : (attitude * Quaternion(rotationVector: (lastRate - gyroscopeBiasRadiansPerSecond) * dt)).normalized ?? attitude
+        let v = q.rotate(device)
+        let h2 = v.x * v.x + v.y * v.y
+        guard h2 > 1e-14 else { return nil }
+        // ∂ψ/∂δθ for ψ = atan2(v_E, v_N), δv = δθ × v.
+        let jacobian = Vector3(-v.x * v.z / h2, -v.y * v.z / h2, 1)
+        var variance = jacobian.dot(ptt * jacobian)
+        if dt != 0 {
+            let rotate = q.rotationMatrix
+            let biasVariance = jacobian.dot((rotate * pbb * rotate.transposed) * jacobian)
+            let a = configuration.extrapolationAngularAccelerationRadiansPerSecondSquared * dt * dt / 2
+            variance += biasVariance * dt * dt + a * a
+        }
+        let reference = Angle.radians(configuration.referenceHeadingErrorDegrees)
+        let leak = configuration.accelerometerBiasMetresPerSecondSquared / TiltCompensation.standardGravity
+            * tan(Angle.radians(min(85, abs(lastInclinationDegrees))))
+        variance += reference * reference + leak * leak
+        let sigma = Angle.degrees(max(0, variance).squareRoot())
+        let heading = Angle.normalized360(Angle.degrees(atan2(v.y, v.x)))
+        guard heading.isFinite else { return nil }
+        let up = q.inverseRotate(Vector3(0, 0, -1))
+        return FusedHeading(magneticHeadingDegrees: heading, sigmaDegrees: sigma.isFinite ? min(180, max(sigma, 1e-6)) : 180,
+                            axis: axis, tiltDegrees: Angle.degrees(atan2(hypot(up.x, up.y), up.z)),
+                            timeSeconds: time, magneticState: magneticState)
+    }
+
+    // MARK: Internals
+
+    /// Brings the state to `time` on the last rate; false when not tracking (no gyroscope, a gap).
+    private mutating func advance(to time: Double) -> Bool {
+        guard isSeeded, let t0 = stateTime else { return false }
+        if time < t0 - configuration.maximumGyroscopeGapSeconds {
+            unseed(); return false
+        }
+        guard isTracking(at: time) else { return false }
+        if time > t0 {
+            propagate(by: time - t0, rate: lastRate)
+            stateTime = time
+        }
+        return true
+    }
+
+    private mutating func propagate(by dt: Double, rate: Vector3) {
+        guard dt > 0 else { return }
+        let omega = rate - gyroscopeBiasRadiansPerSecond
+        let rotation = attitude.rotationMatrix
+        attitude = (attitude * Quaternion(rotationVector: omega * dt)).normalized ?? attitude
+        let b = rotation * (-dt)
+        let m = b * pbb
+        let g = configuration.gyroscopeNoiseRadiansPerSecondPerRootHertz
+        let scale = configuration.gyroscopeScaleFactorError * omega.length
+        let bw = configuration.gyroscopeBiasRandomWalkRadiansPerSecondPerRootSecond
+        ptt = (ptt + b * ptb.transposed + ptb * b.transposed + m * b.transposed
+               + Matrix3.diagonal((g * g + scale * scale) * dt)).symmetrised
+        ptb = ptb + m
+        pbb = pbb + Matrix3.diagonal(bw * bw * dt)
+    }
+
+    /// One scalar measurement y = h·δx + v, v ~ N(0, noise), with h = (attitudeRow, 0); gains on
+    /// the tilt (world x, y) or yaw (world z) errors zeroed unless allowed; Joseph-form covariance
+    /// P' = P − k pᵀ − p kᵀ + (hᵀPh + noise) k kᵀ with p = P h (valid for any gain k).
+    private mutating func update(innovation: Double, attitudeRow h: Vector3, noise: Double, tilt: Bool, yaw: Bool) {
+        guard innovation.isFinite, noise.isFinite, noise > 0 else { return }
+        let pt = ptt * h
+        let pb = ptb.transposed * h
+        let s = h.dot(pt) + noise
+        guard s.isFinite, s > 0 else { return }
+        var kt = pt * (1 / s)
+        let kb = pb * (1 / s)
+        if !tilt { kt.x = 0; kt.y = 0 }
+        if !yaw { kt.z = 0 }
+        let total = h.dot(pt) + noise
+        let newTT = ptt - Matrix3.outer(kt, pt) - Matrix3.outer(pt, kt) + Matrix3.outer(kt, kt) * total
+        let newTB = ptb - Matrix3.outer(kt, pb) - Matrix3.outer(pt, kb) + Matrix3.outer(kt, kb) * total
+        let newBB = pbb - Matrix3.outer(kb, pb) - Matrix3.outer(pb, kb) + Matrix3.outer(kb, kb) * total
+        guard newTT.isFinite, newTB.isFinite, newBB.isFinite else { return }
+        ptt = newTT.symmetrised; ptb = newTB; pbb = newBB.symmetrised
+        // Inject the error into the nominal state (global error: q ← exp(δθ) ⊗ q).
+        attitude = (Quaternion(rotationVector: kt * innovation) * attitude).normalized ?? attitude
+        gyroscopeBiasRadiansPerSecond += kb * innovation
+    }
+
+    private mutating func hold(at time: Double) {
+        if magneticState != .holding || disagreementStart == nil { disagreementStart = time }
+        magneticState = .holding
+        recoveryStart = nil
+        gateRejectionStart = nil
+    }
+
+    /// Seeds the attitude from the latest accelerometer and magnetometer samples (TRIAD, as
+    /// `TiltCompensation`), keeping the bias; the attitude covariance from the single samples' noise.
+    private mutating func seed() {
+        guard let a = latestAcceleration, let m = latestField,
+              case .success(let o) = TiltCompensation.orientation(magnetic: m, acceleration: a),
+              let q = Quaternion(rotationMatrix: Matrix3(rows: o.north, o.east, -o.up)) else {
+            isSeeded = false
+            return
+        }
+        attitude = q
+        isSeeded = true
+        seedCount += 1
+        let g = TiltCompensation.standardGravity
+        let deviation = abs(a.length - g)
+        let sa = configuration.accelerometerNoiseMetresPerSecondSquared
+        let tilt = (sa * sa + 4 * deviation * deviation) / (g * g)
+        let horizontal = max(1e-3, o.fieldStrengthMicrotesla * cos(Angle.radians(o.inclinationDegrees)))
+        let sm = configuration.magnetometerNoiseMicrotesla / horizontal
+        let leak = tan(Angle.radians(min(85, abs(o.inclinationDegrees))))
+        let yaw = sm * sm + tilt * leak * leak + (magneticState == .holding ? 0.25 : 0)
+        ptt = Matrix3(tilt, 0, 0, 0, tilt, 0, 0, 0, yaw)
+        ptb = Matrix3.diagonal(0)
+        selector.reset()
+        updateAxis()
+    }
+
+    private mutating func unseed() {
+        isSeeded = false
+        stateTime = nil
+        lastGyroscopeTime = nil
+        selector.reset()
+    }
+
+    private mutating func updateAxis() {
+        let up = upDirection
+        selector.update(tiltDegrees: Angle.degrees(atan2(hypot(up.x, up.y), up.z)))
+    }
+}
