@@ -11,6 +11,10 @@
 #   BENCH_RATE=100 BENCH_OUTPUT=/dev/null scripts/bench-daemon.sh  (simulator and `sample-rate` at 100 Hz)
 #   BENCH_MODE=buffered ...                                        (`--sensor-mode buffered`: scans through
 #                                                                    qibla-sim's /dev/iio:deviceN FIFOs)
+#   BENCH_GYROSCOPE=off ...                                        (`gyroscope = off` in qiblad.conf; default
+#                                                                    auto: the MPU-6050's gyroscope is read)
+#   BENCH_MOTION=still ...                                         (the simulated phone lies still instead of
+#                                                                    turning: the rest, `rest-sample-rate`)
 #
 # Measured (all from /proc of the qiblad process; no instrumentation inside the daemon):
 #   - startup: launch → the bus name is owned (polling NameHasOwner on the bus), median of N runs;
@@ -34,6 +38,9 @@ latitude=51.5074
 longitude=-0.1278
 rate=${BENCH_RATE:-20}
 mode=${BENCH_MODE:-polling}
+gyroscope=${BENCH_GYROSCOPE:-auto}
+motion=${BENCH_MOTION:-turning}
+motion_flag=--turning; [[ $motion == still ]] && motion_flag=
 sim_buffered=; [[ $mode == buffered ]] && sim_buffered=1
 bus_name=io.github.qiblad.Qibla1
 
@@ -79,16 +86,16 @@ name_owned() {
 }
 
 # --- simulator ------------------------------------------------------------------------------
-echo "== qibla-sim: pinephone at $latitude,$longitude turning, $rate Hz" >&2
+echo "== qibla-sim: pinephone at $latitude,$longitude $motion, $rate Hz" >&2
 "$bin/qibla-sim" run --root "$work/sys" --dev-root "$work/dev" --phone pinephone \
-    --lat "$latitude" --lon="$longitude" --turning --rate "$rate" ${sim_buffered:+--buffered} >"$work/sim.log" 2>&1 &
+    --lat "$latitude" --lon="$longitude" $motion_flag --rate "$rate" ${sim_buffered:+--buffered} >"$work/sim.log" 2>&1 &
 sim_pid=$!
 pids+=("$sim_pid")
 for _ in $(seq 1 100); do [[ -d $work/sys/bus/iio/devices ]] && break; sleep 0.05; done
 [[ -d $work/sys/bus/iio/devices ]] || { echo "bench-daemon: qibla-sim made no devices: $(cat "$work/sim.log")" >&2; exit 1; }
 sleep 0.5
 
-printf 'sample-rate = %s\n' "$rate" >"$work/qiblad.conf"
+printf 'sample-rate = %s\ngyroscope = %s\n' "$rate" "$gyroscope" >"$work/qiblad.conf"
 qiblad_args=(--session --no-gpsd --sysfs-root "$work/sys" --state-dir "$work/state" --location="$latitude,$longitude"
              --config "$work/qiblad.conf")
 [[ $mode == polling ]] || qiblad_args+=(--sensor-mode "$mode" --dev-root "$work/dev")
@@ -238,8 +245,8 @@ section=$(cat <<EOF
 - Machine: $machine, $(uname -sr)
 - Swift: $swift_version
 - Command: \`$command\`
-- Setup: private dbus-daemon; \`qibla-sim run --phone pinephone --lat $latitude --lon=$longitude --turning --rate $rate${sim_buffered:+ --buffered}\`;
-  \`qiblad ${qiblad_args[*]//$work/TMP}\` (TMP/qiblad.conf: \`sample-rate = $rate\`); claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling; TMP is under $(bench_scratch_description "${work%/*}").
+- Setup: private dbus-daemon; \`qibla-sim run --phone pinephone --lat $latitude --lon=$longitude $motion_flag --rate $rate${sim_buffered:+ --buffered}\`;
+  \`qiblad ${qiblad_args[*]//$work/TMP}\` (TMP/qiblad.conf: \`sample-rate = $rate\`, \`gyroscope = $gyroscope\`); claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling; TMP is under $(bench_scratch_description "${work%/*}").
 
 | Metric | idle | claimed ($rate Hz, $mode) | released again |
 |---|---:|---:|---:|

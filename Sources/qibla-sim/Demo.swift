@@ -73,7 +73,12 @@ struct Demo: ParsableCommand {
                 """)
         }
         let thread = try PlatformThread.start { _ in
-            do { try simulator.run(rateHertz: 20) } catch {
+            do {
+                try simulator.run(rateHertz: 20) { start in
+                    // For comparing a reading with the scene's truth at its instant (DemoTests).
+                    Console.printLine("qibla-sim demo: scene time 0 at CLOCK_MONOTONIC \(start) s")
+                }
+            } catch {
                 Console.printError("qibla-sim demo: the simulator stopped: \(error)")
             }
         }

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import Foundation
+import QiblaCore
+import QiblaSimulator
 import Testing
 import TestSupport
 
@@ -26,8 +28,10 @@ import TestSupport
     }
 
     /// Claims the compass with `qiblactl monitor` (which calls ClaimCompass), then expects a finite
-    /// heading that moves while the simulated phone sways ±40° around London's Qibla (119°).
-    static func expectLiveHeading(address: String, log: @escaping () -> String) throws {
+    /// heading that moves while the simulated person turns to find London's Qibla, and that is
+    /// near the scene's truth: the demo prints the `CLOCK_MONOTONIC` instant of scene time 0, and
+    /// its scene is `PersonSceneMotion(.seekQibla, …, seed: 0x5EED)`, so the test rebuilds it.
+    static func expectLiveHeading(address: String, output: @escaping () -> String, log: @escaping () -> String) throws {
         let monitor = try ChildProcess(product("qiblactl").path, ["monitor"], environment: ["DBUS_SESSION_BUS_ADDRESS": address])
         defer { monitor.terminate() }
         var first = Double.nan
@@ -36,11 +40,27 @@ import TestSupport
         var second = first
         _ = waitUntil(timeout: 10) { second = doubleProperty("Heading", address: address); return abs(second - first) > 0.5 }
         #expect(second.isFinite && abs(second - first) > 0.5, "heading did not move: \(first)° then \(second)°")
-        for heading in [first, second] where heading.isFinite {
-            let offQibla = abs((heading - 119 + 540).truncatingRemainder(dividingBy: 360) - 180)
-            #expect(offQibla < 60, "heading \(heading)° is not within the ±40° sway around the Qibla")
-        }
         #expect(monitor.isRunning, "qiblactl monitor stopped early: \(monitor.standardError)")
+        // Against the truth: the published heading (0.5 s moving average, signalled at 10 Hz)
+        // matches the true heading of some instant of the last 1.5 s within 25°.
+        let marker = "scene time 0 at CLOCK_MONOTONIC "
+        let zero = try #require(output().split(separator: "\n").first { $0.contains(marker) }
+            .flatMap { Double($0.components(separatedBy: marker)[1].split(separator: " ")[0]) }, "no scene-time line: \(output())")
+        let london = GeodeticPosition(uncheckedLatitude: 51.5074, longitude: -0.1278)
+        let qibla = try #require(Qibla().solve(from: london).greatCircleBearing.value)
+        let scene = PersonSceneMotion(.seekQibla, targetHeadingDegrees: qibla, seed: 0x5EED, durationSeconds: 3600)
+            .scene(from: Scene(earthFieldNEDMicrotesla: Vector3(19, 0, 45), trajectory: .flatOnTable(headingDegrees: 0)))
+        var errors: [Double] = []
+        for _ in 0..<5 {
+            let heading = doubleProperty("Heading", address: address)
+            let now = ProcessInfo.processInfo.systemUptime - zero  // CLOCK_MONOTONIC on Linux
+            let error = stride(from: now - 1.5, through: now + 0.3, by: 0.02).compactMap { t in
+                scene.expectedTrueHeading(at: t).map { abs(Angle.normalized180(heading - $0)) }
+            }.min() ?? .infinity
+            errors.append(error)
+            usleep(300_000)
+        }
+        #expect((errors.max() ?? .infinity) < 25, "heading against the scene's truth: \(errors)°")
     }
 
     @Test func withoutASessionBusTheDemoStartsOneServesALiveHeadingAndCleansUp() throws {
@@ -61,7 +81,7 @@ import TestSupport
             (try? run("busctl", ["--address=\(bus)", "status", QibladHarness.name]))?.status == 0
         }
         #expect(served, "qiblad did not take its name: \(demo.standardError)")
-        try Self.expectLiveHeading(address: bus) { demo.standardError }
+        try Self.expectLiveHeading(address: bus, output: { demo.standardOutput }) { demo.standardError }
 
         demo.send(SIGINT)
         #expect(demo.wait(timeout: 20) == 0, "\(demo.standardError)")

@@ -63,7 +63,7 @@ private final class KernelLikeBuffer: @unchecked Sendable {
 /// array would allocate.
 private final class BufferedPhone {
     final class Counts {
-        var magnetometer = 0, accelerometer = 0
+        var magnetometer = 0, accelerometer = 0, gyroscope = 0
         var batches = 0
         /// Samples whose timestamp is older than the previous sample of the same batch.
         var outOfOrder = 0
@@ -117,14 +117,18 @@ private final class BufferedPhone {
             while index < batch.count {
                 let sample = batch[index]
                 index += 1
-                if sample.kind == .magnetometer { counts.magnetometer += 1 } else { counts.accelerometer += 1 }
+                switch sample.kind {
+                case .magnetometer: counts.magnetometer += 1
+                case .accelerometer: counts.accelerometer += 1
+                case .gyroscope: counts.gyroscope += 1  // the MPU-6050's, in the accelerometer's scans
+                }
                 if sample.timestampNanoseconds < previous { counts.outOfOrder += 1 }
                 previous = sample.timestampNanoseconds
             }
         }
     }
 
-    var totalSamples: Int { counts.magnetometer + counts.accelerometer }
+    var totalSamples: Int { counts.magnetometer + counts.accelerometer + counts.gyroscope }
 
     /// Starts writing scans in real time at `rateHertz` on another thread, lets the loop settle for
     /// 0.7 s, then runs it for `seconds`, sleeping in `poll` until a device node is readable or a
@@ -193,7 +197,8 @@ private final class BufferedPhone {
         let phone = try BufferedPhone()
         phone.hub.start()
         defer { phone.hub.stop() }
-        #expect(phone.hub.activeModes == [.magnetometer: .buffered, .accelerometer: .buffered])
+        // The PinePhone's MPU-6050 carries its gyroscope: its scans give two samples each.
+        #expect(phone.hub.activeModes == [.magnetometer: .buffered, .accelerometer: .buffered, .gyroscope: .buffered])
         let watermark = BufferedDriver.watermark(SensorConfiguration(sampleRateHertz: 20))
         var time = 0.0
         /// Allocations over `rounds` rounds.
@@ -211,11 +216,11 @@ private final class BufferedPhone {
             return allocations
         }
         _ = try rounds(10)  // settle: first reads, lazily built state
-        #expect(phone.totalSamples == 10 * 2 * watermark)
+        #expect(phone.totalSamples == 10 * 3 * watermark)
         let samplesBefore = phone.totalSamples
         let allocations = try rounds(200)
-        print("buffered: \(allocations) heap allocations on the loop thread in 200 wakeups (\(200 * 2 * watermark) samples of 2 devices)")
-        #expect(phone.totalSamples - samplesBefore == 200 * 2 * watermark, "every round's scans were read in its one wakeup")
+        print("buffered: \(allocations) heap allocations on the loop thread in 200 wakeups (\(200 * 3 * watermark) samples of 2 devices, 3 sensors)")
+        #expect(phone.totalSamples - samplesBefore == 200 * 3 * watermark, "every round's scans were read in its one wakeup")
         #expect(allocations == 0)
         #expect(phone.counts.outOfOrder == 0)
     }
@@ -232,7 +237,7 @@ private final class BufferedPhone {
         let phone = try BufferedPhone(kernelLike: kernelLike)
         phone.hub.start()
         defer { phone.hub.stop() }
-        #expect(phone.hub.activeModes == [.magnetometer: .buffered, .accelerometer: .buffered])
+        #expect(phone.hub.activeModes == [.magnetometer: .buffered, .accelerometer: .buffered, .gyroscope: .buffered])
         let seconds = 3.0, intervals = 30.0
         let (wakeups, samples, batches) = try phone.measureWakeups(rateHertz: 20, seconds: seconds)
         let setting = kernelLike ? "out of phase, kernel-like buffers" : "sampled together, simulator FIFOs"

@@ -42,7 +42,17 @@ final class HubHarness {
     }
 
     var available: [(String, String?)] {
-        events.compactMap { if case .available(let m, let a) = $0 { (m, a) } else { nil } }
+        events.compactMap { if case .available(let m, let a, _) = $0 { (m, a) } else { nil } }
+    }
+    /// The gyroscope of each `.available`.
+    var availableGyroscopes: [String?] {
+        var result: [String?] = []
+        for event in events { if case .available(_, _, let gyroscope) = event { result.append(gyroscope) } }
+        return result
+    }
+    /// The `.resting` events' values.
+    var restingChanges: [Bool] {
+        events.compactMap { if case .resting(let r) = $0 { r } else { nil } }
     }
     var unavailable: [String] {
         events.compactMap { if case .unavailable(let reason) = $0 { reason } else { nil } }

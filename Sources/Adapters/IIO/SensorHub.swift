@@ -74,6 +74,9 @@ public final class SensorHub: @unchecked Sendable {
     /// Gyroscope samples read by the polling thread so far (tests: none while the phone rests).
     var polledGyroscopeReads: Int { sampler?.gyroscopeReads ?? 0 }
 
+    /// The polling thread's periods so far (tests), 0 without one.
+    var polledPeriods: Int { sampler?.readStatistics.periods ?? 0 }
+
     /// Buffered mode: whether the gyroscope's scan elements are enabled now (nil: none buffered).
     var bufferedGyroscopeOn: Bool? {
         for case let driver as BufferedDriver in drivers where driver.kinds.contains(.gyroscope) { return driver.gyroscopeOn }
