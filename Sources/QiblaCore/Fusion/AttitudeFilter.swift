@@ -229,6 +229,26 @@ public struct AttitudeFilter: Sendable {
     /// Forgets everything (bias included).
     public mutating func reset() { self = AttitudeFilter(configuration: configuration) }
 
+    /// Forgets the attitude but keeps the gyroscope bias and its covariance (the sensors stopped;
+    /// the next gyroscope sample re-seeds).
+    public mutating func forgetAttitude() {
+        unseed()
+        latestAcceleration = nil
+        latestField = nil
+    }
+
+    /// The magnetometer's correction changed (a new calibration): the learned strength and dip are
+    /// forgotten and the yaw variance widened by `yawDegrees` (one sigma) so that the new
+    /// reference is taken without the innovation gate holding it off.
+    public mutating func magneticReferenceChanged(widenYawDegrees yawDegrees: Double) {
+        learnedField = nil
+        learnedInclination = nil
+        disagreementStart = nil
+        gateRejectionStart = nil
+        let widen = Angle.radians(yawDegrees.isFinite ? max(0, yawDegrees) : 0)
+        if isSeeded, widen > 0 { ptt = ptt + Matrix3(0, 0, 0, 0, 0, 0, 0, 0, widen * widen) }
+    }
+
     // MARK: Samples
 
     /// A gyroscope sample: angular velocity ω, rad/s, device frame, at `time` seconds.
