@@ -64,6 +64,16 @@ public enum HeadingSource: String, Sendable, CaseIterable {
 /// ``Configuration/rejectionGraceSeconds`` of rejected samples. Before a fit exists the heading is
 /// still published from the uncorrected field: calibration improves the needle, it never hides it.
 ///
+/// With a gyroscope (issue 30): while gyroscope samples arrive, the heading comes from QiblaCore's
+/// `AttitudeFilter` instead (``CompassState/fused``): every sample of the three sensors feeds it in
+/// time order, the magnetometer's calibrated by the correction in force, with the expected field
+/// (the accepted fit's radius and WMM's dip) and the calibrator's interference flag; the
+/// calibrator keeps learning from every raw sample, with the filter's vertical for its dip
+/// constraint; `HeadingError` is `HeadingErrorModel.estimateFused` (the filter's sigma with the
+/// calibration and declination terms). When the gyroscope's samples stop for longer than the
+/// filter's gap limit (the phone rests and the gyroscope is not read) the path above takes over
+/// again, its moving average kept warm all along.
+///
 /// Pure: samples carry their own time (seconds, the sensor's monotonic clock); the expected
 /// Earth field at the current place comes in with each sample.
 public struct CompassModel: Sendable {
@@ -77,6 +87,8 @@ public struct CompassModel: Sendable {
         /// (`interference-field-tolerance`, `interference-dip-tolerance`, `interference-enter`,
         /// `interference-recover`).
         public var calibrator = MagnetometerCalibrator.Configuration()
+        /// The attitude filter's settings (used while gyroscope samples arrive).
+        public var attitudeFilter = CompassModel.defaultAttitudeFilter
 
         public init() {}
 
@@ -88,14 +100,17 @@ public struct CompassModel: Sendable {
     }
 
     public enum Input: Sendable, Equatable {
-        /// Sensors were found; a heading needs the accelerometer too (tilt compensation).
-        case sensorsAvailable(hasAccelerometer: Bool)
+        /// Sensors were found; a heading needs the accelerometer too (tilt compensation). A
+        /// gyroscope, when present, is read only while the phone moves.
+        case sensorsAvailable(hasAccelerometer: Bool, hasGyroscope: Bool = false)
         /// No usable magnetometer (absent, vanished, failing).
         case sensorsUnavailable
         /// The last claim went: the sensors were stopped.
         case stopped
-        /// An accelerometer sample, m/s² in the device frame (mount matrix applied).
-        case acceleration(Vector3)
+        /// An accelerometer sample, m/s² in the device frame (mount matrix applied), at `timeSeconds`.
+        case acceleration(Vector3, timeSeconds: Double)
+        /// A gyroscope sample, rad/s in the device frame (mount matrix applied), at `timeSeconds`.
+        case angularVelocity(Vector3, timeSeconds: Double)
         /// A magnetometer sample, microtesla in the device frame, at `timeSeconds`.
         case magneticField(Vector3, timeSeconds: Double)
         /// A calibration persisted for this magnetometer: used at once, trusted (accuracy above
@@ -124,6 +139,12 @@ public struct CompassModel: Sendable {
     private let errorModel = HeadingErrorModel()
     private var latestAcceleration: Vector3?
     private var rejectionStreakStartSeconds: Double?
+    /// The attitude filter (fed while gyroscope samples arrive; idle otherwise).
+    public private(set) var attitudeFilter: AttitudeFilter
+    /// The latest raw magnetometer sample, microtesla (for the calibration's sigma).
+    private var latestRawField: Vector3?
+    /// The calibration term of the latest magnetometer sample (its covariance at the attitude).
+    private var latestCalibrationUncertaintyDegrees: Double?
     /// Why the last accuracy is lower than its error alone would give (zones, no location,
     /// calibration state, interference), for logs and tests.
     public private(set) var lastAccuracyLimits: AccuracyLimits = []
@@ -134,6 +155,18 @@ public struct CompassModel: Sendable {
         self.configuration = configuration
         pipeline = HeadingPipeline(configuration: configuration.pipeline)
         calibrator = MagnetometerCalibrator(configuration: configuration.calibrator)
+        attitudeFilter = AttitudeFilter(configuration: configuration.attitudeFilter)
+    }
+
+    /// The attitude filter's settings in the daemon: the defaults; the calibration's and the
+    /// declination's error come from `HeadingErrorModel.estimateFused`, not from the filter.
+    public static var defaultAttitudeFilter: AttitudeFilter.Configuration { AttitudeFilter.Configuration() }
+
+    /// The fused heading extrapolated to `timeSeconds` (sensor clock) with the gyroscope's last
+    /// rate (`AttitudeFilter.heading(at:)`), magnetic, without the sun-check correction; nil when
+    /// the heading is not fused.
+    public func fusedHeading(atSeconds timeSeconds: Double) -> FusedHeading? {
+        attitudeFilter.heading(at: timeSeconds)
     }
 
     /// New settings; the smoothing window restarts. The magnetometer calibration is kept; when the
@@ -146,6 +179,8 @@ public struct CompassModel: Sendable {
         self.configuration = configuration
         pipeline = HeadingPipeline(configuration: configuration.pipeline)
         pipeline.setCalibration(calibration)
+        attitudeFilter = AttitudeFilter(configuration: configuration.attitudeFilter)
+        state.fused = false
         if calibratorChanged {
             let fit = calibrator.fit
             let expected = calibrator.expectedField
@@ -163,7 +198,7 @@ public struct CompassModel: Sendable {
     public mutating func apply(_ input: Input, expectedField: MagneticField?) {
         calibrator.setExpectedField(expectedField)
         switch input {
-        case .sensorsAvailable(let hasAccelerometer):
+        case .sensorsAvailable(let hasAccelerometer, _):
             state.hasCompass = hasAccelerometer
             if !hasAccelerometer {
                 // Without gravity there is no tilt compensation: no heading rather than one from a
@@ -179,8 +214,14 @@ public struct CompassModel: Sendable {
             resetSamples()
             state.withdrawHeading(accuracy: .unknown)
             state.magneticInterference = false
-        case .acceleration(let vector):
+        case .acceleration(let vector, let time):
             latestAcceleration = vector
+            attitudeFilter.addAcceleration(vector, time: time)
+        case .angularVelocity(let vector, let time):
+            attitudeFilter.addAngularVelocity(vector, time: time)
+            if attitudeFilter.isTracking(at: time) {
+                publishFused(at: time, expectedField: expectedField)
+            }
         case .restoreCalibration(let fit):
             calibrator.restore(fit)
             applyCalibrationIfChanged()
@@ -198,10 +239,29 @@ public struct CompassModel: Sendable {
             }
             state.headingCorrectionDegrees = value
         case .magneticField(let vector, let time):
-            calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: latestAcceleration, time: time)
+            // The filter's vertical, when it tracks, is better than one accelerometer sample.
+            let fused = attitudeFilter.isTracking(at: time)
+            let vertical = fused ? attitudeFilter.upDirection * TiltCompensation.standardGravity : latestAcceleration
+            calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time)
             applyCalibrationIfChanged()
+            latestRawField = vector
+            attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time,
+                                            expected: expectedFilterField(expectedField),
+                                            disturbed: calibrator.magneticInterference)
             guard let acceleration = latestAcceleration else { return }
-            switch pipeline.update(magnetic: vector, acceleration: acceleration, time: time) {
+            // Today's path runs all along: its moving average is ready when the gyroscope stops.
+            let result = pipeline.update(magnetic: vector, acceleration: acceleration, time: time)
+            if fused, attitudeFilter.isTracking(at: time) {
+                if case .success(let estimate) = result { state.headingSpreadDegrees = estimate.spreadDegrees }
+                latestCalibrationUncertaintyDegrees = vertical.flatMap {
+                    calibrator.headingSigmaDegrees(rawMicrotesla: vector, accelerationMetresPerSecondSquared: $0)
+                }
+                rejectionStreakStartSeconds = nil
+                lastRejection = nil
+                publishFused(at: time, expectedField: expectedField)
+                return
+            }
+            switch result {
             case .success(let estimate):
                 rejectionStreakStartSeconds = nil
                 lastRejection = nil
@@ -223,6 +283,8 @@ public struct CompassModel: Sendable {
         if calibrator.calibrationGeneration != appliedCalibrationGeneration {
             appliedCalibrationGeneration = calibrator.calibrationGeneration
             pipeline.setCalibration(calibrator.calibration, restartingWindow: !calibrator.isProvisional)
+            // A provisional estimate moves a little every second; a new fit may turn north.
+            attitudeFilter.magneticReferenceChanged(widenYawDegrees: calibrator.isProvisional ? 0 : 5)
         }
         state.calibrationNeeded = calibrator.calibrationNeeded
         state.calibrationProgress = calibrator.progress
@@ -247,6 +309,42 @@ public struct CompassModel: Sendable {
         pipeline.reset()
         latestAcceleration = nil
         rejectionStreakStartSeconds = nil
+        attitudeFilter.forgetAttitude()
+        latestRawField = nil
+        latestCalibrationUncertaintyDegrees = nil
+        state.fused = false
+    }
+
+    /// What the filter compares the field with: the accepted fit's radius (else WMM's total
+    /// intensity) and WMM's dip — only once the correction is trusted (an accepted fit); before,
+    /// the filter learns the reference from the field itself.
+    private func expectedFilterField(_ field: MagneticField?) -> ExpectedMagneticField? {
+        guard calibrator.state == .calibrated else { return nil }
+        guard let strength = calibrator.fit?.fieldMicrotesla ?? field.map({ $0.totalNanotesla / 1000 }) else { return nil }
+        return ExpectedMagneticField(fieldMicrotesla: strength, inclinationDegrees: field?.inclinationDegrees)
+    }
+
+    private mutating func publishFused(at time: Double, expectedField field: MagneticField?) {
+        guard let heading = attitudeFilter.heading(at: time) else { return }
+        let horizontal = latestRawField.map { pipeline.calibration.apply($0) }.map { m -> Double in
+            let down = attitudeFilter.upDirection * -1
+            return (m - down * m.dot(down)).length
+        } ?? 0
+        let error = errorModel.estimateFused(filterSigmaDegrees: heading.sigmaDegrees,
+                                             holdingOnGyroscope: heading.magneticState != .tracking,
+                                             calibration: calibrator.quality, fieldDisturbed: calibrator.fieldDisturbed,
+                                             expectedField: field, horizontalFieldMicrotesla: horizontal,
+                                             calibrationUncertaintyDegrees: latestCalibrationUncertaintyDegrees)
+        state.hasCompass = true
+        state.source = .magnetometer
+        state.fused = true
+        state.magneticHeadingDegrees = Angle.normalized360(heading.magneticHeadingDegrees - state.headingCorrectionDegrees)
+        state.axis = heading.axis
+        state.headingErrorDegrees = state.headingCorrectionDegrees == 0 ? error.headingErrorDegrees
+            : min(error.headingErrorDegrees, (heading.sigmaDegrees * heading.sigmaDegrees
+                + Self.sunCheckUncertaintyDegrees * Self.sunCheckUncertaintyDegrees).squareRoot())
+        state.accuracy = error.accuracy
+        lastAccuracyLimits = error.limits
     }
 
     private mutating func publish(_ estimate: HeadingEstimate, raw: Vector3, acceleration: Vector3,
@@ -258,6 +356,7 @@ public struct CompassModel: Sendable {
                                             rawMicrotesla: raw, accelerationMetresPerSecondSquared: acceleration))
         state.hasCompass = true
         state.source = .magnetometer
+        state.fused = false
         state.magneticHeadingDegrees = Angle.normalized360(estimate.magneticHeadingDegrees - state.headingCorrectionDegrees)
         state.axis = estimate.axis
         state.headingSpreadDegrees = estimate.spreadDegrees

@@ -32,7 +32,7 @@ enum SamplePathBenchmarks {
         let measurement = measure("`DaemonModel.apply` ×2 + `properties` + `PropertyPublisher.update` (one 20 Hz sample pair)",
                                   inputs: stream, batches: batches, warmup: warmup, sink: &sink) { sample in
             time += 0.05
-            model.apply(.acceleration(sample.acceleration), nowUnixSeconds: wallClock + time)
+            model.apply(.acceleration(sample.acceleration, timeSeconds: time), nowUnixSeconds: wallClock + time)
             model.apply(.magneticField(sample.magnetic, timeSeconds: time), nowUnixSeconds: wallClock + time)
             let emission = publisher.update(model.properties, nowSeconds: time)
             emitted &+= emission.heading.count + emission.immediate.count

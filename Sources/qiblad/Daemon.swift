@@ -298,7 +298,7 @@ final class Daemon: @unchecked Sendable {
             for sample in samples {
                 switch sample.kind {
                 case .accelerometer:
-                    model.apply(.acceleration(sample.vector), nowUnixSeconds: now)
+                    model.apply(.acceleration(sample.vector, timeSeconds: Double(sample.timestampNanoseconds) / 1e9), nowUnixSeconds: now)
                 case .magnetometer:
                     model.apply(.magneticField(sample.vector, timeSeconds: Double(sample.timestampNanoseconds) / 1e9),
                                 nowUnixSeconds: now)

@@ -27,6 +27,9 @@ import Testing
                     if x.time >= next, let h = f.heading {
                         next += 0.25
                         let truth = run.trueHeading(h.axis, at: x.time) ?? .nan
+                        let trueUp = run.timeline.attitude(x.time).transposed * Vector3(0, 0, -1)
+                        let tiltError = Angle.degrees(acos(min(1, trueUp.dot(f.upDirection))))
+                        print(String(format: "   tilt error %.2f", tiltError))
                         print(String(format: "t %.2f %@ %@ truth %.1f est %.1f err %.2f σ %.2f tiltσ %.2f bias %.3f %.3f %.3f %@", x.time, "\(run.timeline.segment(at: x.time).kind)", "\(h.axis)", truth, h.magneticHeadingDegrees, Angle.turn(from: truth, to: h.magneticHeadingDegrees), h.sigmaDegrees, f.tiltSigmaDegrees, Angle.degrees(f.gyroscopeBiasRadiansPerSecond.x), Angle.degrees(f.gyroscopeBiasRadiansPerSecond.y), Angle.degrees(f.gyroscopeBiasRadiansPerSecond.z), "\(h.magneticState)"))
                     }
                 }

@@ -22,7 +22,7 @@ import Foundation
 /// - **Accelerometer**: a bias uniform in ±0.03 m/s² per axis (after the phone's own trim), uniform
 ///   noise (±0.1 m/s²), quantised to 0.0024 m/s² (±8 g, 16 bit).
 /// - **Magnetometer** (as calibrated): Laplace noise 0.4 µT, quantised to 0.15 µT, a residual hard
-///   iron uniform in ±0.4 µT per axis and a misalignment up to 0.3°; a magnet adds a field of
+///   iron uniform in ±0.1 µT per axis (the calibration is not under test here; the daemon adds its term) and a misalignment up to 0.3°; a magnet adds a field of
 ///   20–60 µT in a random direction, ramped in and out over 0.5 s.
 /// - **Sites**: strength uniform 35–55 µT, dip |I| uniform 8–12° (low) or 65–70° (high), either sign.
 enum FusionScene: String, CaseIterable, Sendable {
@@ -230,8 +230,8 @@ struct FusionUnit {
         gyroNoise = Angle.radians(0.04)
         accelBias = Vector3(Double.random(in: -0.03...0.03, using: &rng), Double.random(in: -0.03...0.03, using: &rng),
                             Double.random(in: -0.03...0.03, using: &rng))
-        magneticResidual = Vector3(Double.random(in: -0.4...0.4, using: &rng), Double.random(in: -0.4...0.4, using: &rng),
-                                   Double.random(in: -0.4...0.4, using: &rng))
+        magneticResidual = Vector3(Double.random(in: -0.1...0.1, using: &rng), Double.random(in: -0.1...0.1, using: &rng),
+                                   Double.random(in: -0.1...0.1, using: &rng))
         magneticMisalignment = smallRotation(0.3, &rng)
     }
 

@@ -135,7 +135,7 @@ enum FusionSweep {
     /// own term instead).
     static var configuration: AttitudeFilter.Configuration {
         var c = AttitudeFilter.Configuration()
-        c.referenceHeadingErrorDegrees = 0.3
+        c.referenceHeadingErrorDegrees = 0.15
         return c
     }
 

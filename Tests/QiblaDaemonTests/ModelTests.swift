@@ -113,7 +113,7 @@ let newYear2026 = 1_767_225_600.0
               from t0: Double, count: Int, step: Double = 0.05, expected: MagneticField?) {
         let (mag, acc) = flatReadings(headingDegrees: heading, fieldMicrotesla: f, inclinationDegrees: dip)
         for i in 0..<count {
-            m.apply(.acceleration(acc), expectedField: expected)
+            m.apply(.acceleration(acc, timeSeconds: t0 + Double(i) * step), expectedField: expected)
             m.apply(.magneticField(mag, timeSeconds: t0 + Double(i) * step), expectedField: expected)
         }
     }
@@ -136,7 +136,7 @@ let newYear2026 = 1_767_225_600.0
         #expect(abs(m.state.magneticHeadingDegrees - 45) < 1e-6)
         // Free fall: no gravity, so "up" is unknown; every sample is rejected.
         let (mag, _) = flatReadings(headingDegrees: 45, fieldMicrotesla: 49, inclinationDegrees: 66.5)
-        m.apply(.acceleration(.zero), expectedField: field)
+        m.apply(.acceleration(.zero, timeSeconds: 0.5), expectedField: field)
         for i in 0..<19 {   // 0.9 s of rejections at 20 Hz
             m.apply(.magneticField(mag, timeSeconds: 1 + Double(i) * 0.05), expectedField: field)
         }
@@ -242,7 +242,7 @@ let newYear2026 = 1_767_225_600.0
         let (mag, acc) = flatReadings(headingDegrees: 30, fieldMicrotesla: 2 * field.totalNanotesla / 1000,
                                       inclinationDegrees: field.inclinationDegrees)
         for i in 0..<60 {
-            m.apply(.acceleration(acc), expectedField: field)
+            m.apply(.acceleration(acc, timeSeconds: Double(i) * 0.05), expectedField: field)
             m.apply(.magneticField(mag + Vector3(Double(i % 3), 0, 0), timeSeconds: Double(i) * 0.05), expectedField: field)
         }
         #expect(m.state.calibrationNeeded)
@@ -351,7 +351,7 @@ let newYear2026 = 1_767_225_600.0
         model.apply(.sensorsAvailable(hasAccelerometer: true), nowUnixSeconds: newYear2026)
         let (mag, acc) = flatReadings(headingDegrees: 100, fieldMicrotesla: field.totalNanotesla / 1000,
                                       inclinationDegrees: field.inclinationDegrees)
-        model.apply(.acceleration(acc), nowUnixSeconds: newYear2026)
+        model.apply(.acceleration(acc, timeSeconds: 1), nowUnixSeconds: newYear2026)
         model.apply(.magneticField(mag, timeSeconds: 1), nowUnixSeconds: newYear2026)
         let p = model.properties
         #expect(p.locationSource == .manual && p.altitude.isNaN && p.locationAccuracy.isNaN)
@@ -365,7 +365,7 @@ let newYear2026 = 1_767_225_600.0
     @Test func withoutALocationTheTrueHeadingIsUnknown() {
         var model = DaemonModel()
         let (mag, acc) = flatReadings(headingDegrees: 100, fieldMicrotesla: 49, inclinationDegrees: 66)
-        model.apply(.acceleration(acc), nowUnixSeconds: newYear2026)
+        model.apply(.acceleration(acc, timeSeconds: 1), nowUnixSeconds: newYear2026)
         model.apply(.magneticField(mag, timeSeconds: 1), nowUnixSeconds: newYear2026)
         let p = model.properties
         #expect(abs(p.magneticHeading - 100) < 1e-6)
@@ -379,7 +379,7 @@ let newYear2026 = 1_767_225_600.0
         let first = try #require(model.place)
         // A year later the secular variation has moved London's declination by about 0.2°.
         let later = newYear2026 + 365 * 86_400
-        model.apply(.acceleration(Vector3(0, 0, 9.8)), nowUnixSeconds: later)
+        model.apply(.acceleration(Vector3(0, 0, 9.8), timeSeconds: 1), nowUnixSeconds: later)
         let second = try #require(model.place)
         #expect(second.dayNumber == first.dayNumber + 365)
         #expect(abs(second.answer.declinationDegrees - first.answer.declinationDegrees) > 0.05)

@@ -89,14 +89,14 @@ import Testing
         let (m, a) = flatReadings(headingDegrees: 100, fieldMicrotesla: 49, inclinationDegrees: 66)
         compass.apply(.sensorsAvailable(hasAccelerometer: true), expectedField: nil)
         for i in 0..<20 {
-            compass.apply(.acceleration(a), expectedField: nil)
+            compass.apply(.acceleration(a, timeSeconds: Double(i) * 0.05), expectedField: nil)
             compass.apply(.magneticField(m, timeSeconds: Double(i) * 0.05), expectedField: nil)
         }
         #expect(abs(compass.state.magneticHeadingDegrees - 100) < 0.5)
         #expect(compass.state.headingSpreadDegrees < 0.5)
         compass.apply(.headingCorrection(7), expectedField: nil)
         #expect(abs(compass.state.magneticHeadingDegrees - 93) < 0.5)
-        compass.apply(.acceleration(a), expectedField: nil)
+        compass.apply(.acceleration(a, timeSeconds: 1.05), expectedField: nil)
         compass.apply(.magneticField(m, timeSeconds: 1.05), expectedField: nil)
         #expect(abs(compass.state.magneticHeadingDegrees - 93) < 0.5)
         #expect(compass.state.headingErrorDegrees <= (0.5 * 0.5 + 1).squareRoot())

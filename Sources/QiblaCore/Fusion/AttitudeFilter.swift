@@ -53,14 +53,16 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   angle random walk, its scale-factor error k_s made white over a one-second correlation time,
 ///   and the bias' random walk (temperature).
 /// - **Gravity** (two scalar updates): r = R·â − (0, 0, −1) ≈ (δθ_N… ) i.e. r_x = δθ_y,
-///   r_y = −δθ_x, with noise σ² = (σ_a² + (2·||a| − g₀|)² + (c_ω|ω|)²) / g₀²: the accelerometer is
-///   trusted only near 1 g and while the phone does not turn fast (hand and centripetal
-///   acceleration), and not at all beyond ``Configuration/accelerationGateMetresPerSecondSquared``.
+///   r_y = −δθ_x, with noise σ² = (σ_a² + (2·||a| − g₀|)² + (c_ω|ω|)² + 4·⟨(|a| − g₀)²⟩) / g₀²
+///   (⟨⟩ a running mean over a second): the accelerometer is trusted only near 1 g, while the
+///   phone does not turn fast (hand and centripetal acceleration) and while the hand is calm (a
+///   walk's steps), and not at all beyond ``Configuration/accelerationGateMetresPerSecondSquared``.
 ///   The gain on the yaw error is zeroed: gravity says nothing about north.
 /// - **Magnetometer** (one scalar update, yaw only): with m_w = R·m, the measured yaw error is
 ///   −atan2(m_w,E, m_w,N) = δθ_D − (m_w,D / H)·δθ_N (H the horizontal part), the tilt error leaking
-///   through the dip as in NXP AN4248; the gains on the tilt errors are zeroed (a magnetic error
-///   never tilts the attitude), the covariance updated in Joseph form (valid for any gain).
+///   through the dip as in NXP AN4248; the gains on the tilt errors and on the bias about the
+///   horizontal axes are zeroed (a magnetic error never tilts the attitude, now or through the
+///   bias), the covariance updated in Joseph form (valid for any gain).
 /// - **Disturbance**: the field's strength and dip (measured with the filter's own vertical) are
 ///   compared with the expected field (``ExpectedMagneticField``, or a reference the filter learns
 ///   from agreeing samples when none is given) and with the caller's interference flag; while they
@@ -85,17 +87,17 @@ public struct AttitudeFilter: Sendable {
     public struct Configuration: Sendable, Equatable {
         /// Gyroscope angle random walk (white rate noise density), rad/s/√Hz (default 3e-4 ≈
         /// 0.017 °/s/√Hz, twice an MPU-6050's datasheet figure, for quantisation and vibration).
-        public var gyroscopeNoiseRadiansPerSecondPerRootHertz = 3e-4
+        public var gyroscopeNoiseRadiansPerSecondPerRootHertz = 1.5e-4
         /// Random walk of the gyroscope bias (temperature drift), rad/s/√s (default 3e-4).
-        public var gyroscopeBiasRandomWalkRadiansPerSecondPerRootSecond = 5e-4
+        public var gyroscopeBiasRandomWalkRadiansPerSecondPerRootSecond = 1e-4
         /// One-sigma bias of an unknown gyroscope before any correction, rad/s (default 0.035
         /// ≈ 2 °/s; MPU-6050: ±20 °/s before trim, a few °/s after).
         public var initialGyroscopeBiasSigmaRadiansPerSecond = 0.035
         /// Gyroscope scale-factor error (fraction), made white over one second (default 0.01).
-        public var gyroscopeScaleFactorError = 0.01
+        public var gyroscopeScaleFactorError = 0.006
         /// Accelerometer noise plus the hand's linear acceleration while the phone is held still,
         /// m/s² (default 0.35).
-        public var accelerometerNoiseMetresPerSecondSquared = 0.5
+        public var accelerometerNoiseMetresPerSecondSquared = 0.2
         /// Extra accelerometer noise per rad/s of rotation rate, m/s² per rad/s (default 1: a hand
         /// turning the phone accelerates it).
         public var accelerometerNoisePerRateMetresPerSecondSquared = 1.0
@@ -103,7 +105,10 @@ public struct AttitudeFilter: Sendable {
         /// (which P, built on white noise, does not hold), radians (default 0.01): it leaks into
         /// the magnetometer's yaw as ·tan|I| and is added to that measurement's noise, so at a
         /// high dip the yaw leans longer on the gyroscope.
-        public var correlatedTiltErrorRadians = 0.01
+        public var correlatedTiltErrorRadians = 0.005
+        /// Time constant of the running RMS of |a| − g₀ that adds (twice) to the accelerometer's
+        /// noise, seconds (default 1: steps at 2 Hz keep it up).
+        public var motionTimeConstantSeconds = 1.0
         /// ||a| − g₀| above which an accelerometer sample is not used at all, m/s² (default 1.5).
         public var accelerationGateMetresPerSecondSquared = 1.5
         /// Magnetometer noise per axis, microtesla (default 0.6).
@@ -122,8 +127,8 @@ public struct AttitudeFilter: Sendable {
         public var innovationGateSeconds = 4.0
         /// The field must agree this long before the magnetometer is taken back, seconds (0.3).
         public var agreementSeconds = 0.3
-        /// The magnetometer noise is multiplied by up to this factor after a disturbance (100)…
-        public var recoveryNoiseFactor = 100.0
+        /// The magnetometer noise is multiplied by up to this factor after a disturbance (20)…
+        public var recoveryNoiseFactor = 20.0
         /// …fading quadratically to 1 over this many seconds (2).
         public var recoverySeconds = 2.0
         /// Without an expected field, a disagreement lasting this long becomes the new learned
@@ -134,7 +139,7 @@ public struct AttitudeFilter: Sendable {
         /// Accelerometer bias left after the phone's trim, m/s² per axis (default 0.03): the
         /// vertical is off by b/g₀, which turns the heading by (b/g₀)·tan|I| (NXP AN4248); added to
         /// the sigma, as the filter cannot see it.
-        public var accelerometerBiasMetresPerSecondSquared = 0.02
+        public var accelerometerBiasMetresPerSecondSquared = 0.015
         /// Gyroscope samples farther apart than this are a gap: no integration across it, seconds
         /// (default 0.25: five periods at 20 Hz).
         public var maximumGyroscopeGapSeconds = 0.25
@@ -195,6 +200,9 @@ public struct AttitudeFilter: Sendable {
     private var agreementStart: Double?
     private var recoveryStart: Double?
     private var gateRejectionStart: Double?
+    /// Running mean of (|a| − g₀)², m²/s⁴, and the time of the last accelerometer sample.
+    private var accelerationDeviationVariance = 0.0
+    private var accelerationTime: Double?
     /// Dip of the last agreeing field sample, degrees (for the accelerometer bias' leak).
     private var lastInclinationDegrees = 0.0
 
@@ -228,6 +236,26 @@ public struct AttitudeFilter: Sendable {
 
     /// Forgets everything (bias included).
     public mutating func reset() { self = AttitudeFilter(configuration: configuration) }
+
+    /// Forgets the attitude but keeps the gyroscope bias and its covariance (the sensors stopped;
+    /// the next gyroscope sample re-seeds).
+    public mutating func forgetAttitude() {
+        unseed()
+        latestAcceleration = nil
+        latestField = nil
+    }
+
+    /// The magnetometer's correction changed (a new calibration): the learned strength and dip are
+    /// forgotten and the yaw variance widened by `yawDegrees` (one sigma) so that the new
+    /// reference is taken without the innovation gate holding it off.
+    public mutating func magneticReferenceChanged(widenYawDegrees yawDegrees: Double) {
+        learnedField = nil
+        learnedInclination = nil
+        disagreementStart = nil
+        gateRejectionStart = nil
+        let widen = Angle.radians(yawDegrees.isFinite ? max(0, yawDegrees) : 0)
+        if isSeeded, widen > 0 { ptt = ptt + Matrix3(0, 0, 0, 0, 0, 0, 0, 0, widen * widen) }
+    }
 
     // MARK: Samples
 
@@ -264,12 +292,20 @@ public struct AttitudeFilter: Sendable {
         let length = a.length
         let deviation = abs(length - g)
         guard deviation <= configuration.accelerationGateMetresPerSecondSquared, let direction = a.normalized else {
+            let excess = min(deviation, 4 * configuration.accelerationGateMetresPerSecondSquared)
+            accelerationDeviationVariance = max(accelerationDeviationVariance, excess * excess / 4)
             return nil
         }
+        // The recent RMS of |a| − g₀ (time constant ``Configuration/motionTimeConstantSeconds``):
+        // a walking or shaking hand accelerates the phone across the vertical too.
+        let previous = accelerationTime ?? time
+        let weight = 1 - exp(-max(0, time - previous) / max(1e-3, configuration.motionTimeConstantSeconds))
+        accelerationDeviationVariance += weight * (deviation * deviation - accelerationDeviationVariance)
+        accelerationTime = time
         let rate = (lastRate - gyroscopeBiasRadiansPerSecond).length
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
-        let noise = (sa * sa + 4 * deviation * deviation + sr * sr) / (g * g)
+        let noise = (sa * sa + 4 * deviation * deviation + sr * sr + 2 * accelerationDeviationVariance) / (g * g)
         let r = attitude.rotate(direction) - Vector3(0, 0, -1)
         // r_x = δθ_y, r_y = −δθ_x (world frame); the yaw gain is zeroed.
         update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false)
@@ -459,8 +495,14 @@ public struct AttitudeFilter: Sendable {
         let s = h.dot(pt) + noise
         guard s.isFinite, s > 0 else { return }
         var kt = pt * (1 / s)
-        let kb = pb * (1 / s)
-        if !tilt { kt.x = 0; kt.y = 0 }
+        var kb = pb * (1 / s)
+        if !tilt {
+            // Yaw only: no tilt, and only the bias about the vertical (a bias about a horizontal
+            // axis would tilt the attitude at the next propagation).
+            kt.x = 0; kt.y = 0
+            let down = attitude.inverseRotate(Vector3(0, 0, 1))
+            kb = down * kb.dot(down)
+        }
         if !yaw { kt.z = 0 }
         let total = h.dot(pt) + noise
         let newTT = ptt - Matrix3.outer(kt, pt) - Matrix3.outer(pt, kt) + Matrix3.outer(kt, kt) * total

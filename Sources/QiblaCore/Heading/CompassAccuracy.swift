@@ -156,6 +156,9 @@ public struct HeadingErrorTerms: Sendable, Equatable {
     public var declinationDegrees: Double
     /// Disturbance implied by the field's deviation from the expected magnitude and dip.
     public var disturbanceDegrees: Double
+    /// The attitude filter's own heading sigma (gyroscope drift, magnetometer noise, tilt), when
+    /// the heading is fused (`HeadingErrorModel.estimateFused`); 0 otherwise.
+    public var filterDegrees: Double = 0
 }
 
 /// Why the accuracy class is lower than the error alone would give (a set, no allocation).
@@ -190,6 +193,9 @@ public struct AccuracyLimits: OptionSet, Sendable, Hashable {
     /// above `HeadingErrorModel.steadyAccelerationMetresPerSecondSquared`): the vertical the tilt
     /// compensation uses is off by an unknown amount: at most `medium`.
     public static let accelerating = AccuracyLimits(rawValue: 1 << 9)
+    /// A fused heading rests on the gyroscope alone (the magnetometer is held off during a
+    /// disturbance, or being taken back): its sigma grows with the drift: at most `medium`.
+    public static let holdingOnGyroscope = AccuracyLimits(rawValue: 1 << 10)
 }
 
 /// A heading's one-sigma error and its accuracy class.
@@ -314,21 +320,8 @@ public struct HeadingErrorModel: Sendable, Equatable {
         }
 
         // 2. Calibration.
-        let residual: Double
-        switch calibration {
-        case .calibrated(let r), .unvalidated(let r), .provisional(let r): residual = r.isFinite ? max(0, r) : .infinity
-        case .uncalibratedMatching: residual = uncalibratedMatchingResidualMicrotesla
-        case .uncalibrated: residual = .infinity
-        }
-        let residualTerm = horizontal > 0 && residual.isFinite ? Angle.degrees(atan(residual / horizontal)) : 180
-        let calibrationTerm: Double
-        if let sigma = calibrationUncertaintyDegrees {
-            let uncertainty = sigma.isFinite ? max(0, sigma) : 180
-            let share = residualTerm / 2
-            calibrationTerm = min(180, (share * share + uncertainty * uncertainty).squareRoot())
-        } else {
-            calibrationTerm = residualTerm
-        }
+        let (residual, residualTerm, calibrationTerm) = calibrationTerms(
+            calibration, horizontalMicrotesla: horizontal, calibrationUncertaintyDegrees: calibrationUncertaintyDegrees)
 
         // One sample's heading noise expected from the residual (the fit's residual is mostly the
         // sensor's noise): the part of δ that is not lag.
@@ -377,12 +370,71 @@ public struct HeadingErrorModel: Sendable, Equatable {
 
         var limits: AccuracyLimits = []
         if fieldDisturbed { limits.insert(.fieldDisturbed) }
+        if smoothing > steadySmoothingDegrees || estimate.sampleCount < minimumSteadySampleCount { limits.insert(.turning) }
+        if shake > steadyAccelerationMetresPerSecondSquared { limits.insert(.accelerating) }
+        return classify(error: error, terms: terms, limits: limits, calibration: calibration, expectedField: expectedField)
+    }
+
+    /// The error of a heading from the attitude filter (`AttitudeFilter`, issue 30): the filter's
+    /// own sigma (which holds the smoothing, tilt and — while the magnetometer is held off —
+    /// disturbance parts: the gyroscope carries the heading then) in quadrature with the
+    /// calibration (term 2) and declination (term 4) terms computed as in
+    /// ``estimate(_:calibration:fieldDisturbed:expectedField:fittedFieldMicrotesla:calibrationUncertaintyDegrees:)``.
+    /// Accuracy: the same buckets and caps, but a disturbed field while the filter holds the
+    /// heading on the gyroscope caps at `medium` (`holdingOnGyroscope`) instead of `unreliable`:
+    /// the needle no longer follows the magnet, and the sigma grows with the gyroscope's drift.
+    /// - Parameters:
+    ///   - filterSigmaDegrees: `FusedHeading.sigmaDegrees`.
+    ///   - holdingOnGyroscope: the filter's `MagneticState` is not `tracking`.
+    ///   - horizontalFieldMicrotesla: the measured horizontal field, used without a location.
+    public func estimateFused(filterSigmaDegrees: Double, holdingOnGyroscope: Bool, calibration: CalibrationQuality,
+                              fieldDisturbed: Bool, expectedField: MagneticField?, horizontalFieldMicrotesla: Double,
+                              calibrationUncertaintyDegrees: Double? = nil) -> HeadingErrorEstimate {
+        let horizontal = expectedField.map { $0.horizontalNanotesla / 1000 } ?? horizontalFieldMicrotesla
+        let (_, _, calibrationTerm) = calibrationTerms(calibration, horizontalMicrotesla: horizontal,
+                                                       calibrationUncertaintyDegrees: calibrationUncertaintyDegrees)
+        let filter = filterSigmaDegrees.isFinite ? max(0, filterSigmaDegrees) : 180
+        let declinationTerm = expectedField.map { declinationUncertaintyDegrees(horizontalNanotesla: $0.horizontalNanotesla) } ?? 0
+        let terms = HeadingErrorTerms(smoothingDegrees: 0, calibrationDegrees: calibrationTerm, tiltDegrees: 0,
+                                      declinationDegrees: declinationTerm, disturbanceDegrees: 0, filterDegrees: filter)
+        let sum = filter * filter + calibrationTerm * calibrationTerm + declinationTerm * declinationTerm
+        let error = sum.isFinite ? min(180, sum.squareRoot()) : 180
+        var limits: AccuracyLimits = []
+        if holdingOnGyroscope { limits.insert(.holdingOnGyroscope) } else if fieldDisturbed { limits.insert(.fieldDisturbed) }
+        return classify(error: error, terms: terms, limits: limits, calibration: calibration, expectedField: expectedField)
+    }
+
+    /// Term 2: the residual (µT), its angle against the horizontal field H (degrees) and the
+    /// calibration term (degrees).
+    private func calibrationTerms(_ calibration: CalibrationQuality, horizontalMicrotesla horizontal: Double,
+                                  calibrationUncertaintyDegrees: Double?) -> (Double, Double, Double) {
+        let residual: Double
+        switch calibration {
+        case .calibrated(let r), .unvalidated(let r), .provisional(let r): residual = r.isFinite ? max(0, r) : .infinity
+        case .uncalibratedMatching: residual = uncalibratedMatchingResidualMicrotesla
+        case .uncalibrated: residual = .infinity
+        }
+        let residualTerm = horizontal > 0 && residual.isFinite ? Angle.degrees(atan(residual / horizontal)) : 180
+        let calibrationTerm: Double
+        if let sigma = calibrationUncertaintyDegrees {
+            let uncertainty = sigma.isFinite ? max(0, sigma) : 180
+            let share = residualTerm / 2
+            calibrationTerm = min(180, (share * share + uncertainty * uncertainty).squareRoot())
+        } else {
+            calibrationTerm = residualTerm
+        }
+        return (residual, residualTerm, calibrationTerm)
+    }
+
+    /// The accuracy class: the buckets, then the calibration and location limits added to
+    /// `limits`, then the caps.
+    private func classify(error: Double, terms: HeadingErrorTerms, limits given: AccuracyLimits,
+                          calibration: CalibrationQuality, expectedField: MagneticField?) -> HeadingErrorEstimate {
+        var limits = given
         if calibration == .uncalibrated { limits.insert(.uncalibrated) }
         if case .unvalidated = calibration { limits.insert(.unvalidatedCalibration) }
         if case .provisional = calibration { limits.insert(.provisionalCalibration) }
         if calibration == .uncalibratedMatching { limits.insert(.unfittedCalibration) }
-        if smoothing > steadySmoothingDegrees || estimate.sampleCount < minimumSteadySampleCount { limits.insert(.turning) }
-        if shake > steadyAccelerationMetresPerSecondSquared { limits.insert(.accelerating) }
         if expectedField == nil { limits.insert(.noLocation) }
         switch expectedField?.zone {
         case .caution?: limits.insert(.cautionZone)
@@ -395,7 +447,7 @@ public struct HeadingErrorModel: Sendable, Equatable {
         }
         if !limits.isDisjoint(with: [.noLocation, .cautionZone]) { accuracy = accuracy.capped(at: .low) }
         if !limits.isDisjoint(with: [.unvalidatedCalibration, .unfittedCalibration, .turning, .provisionalCalibration,
-                                     .accelerating]) {
+                                     .accelerating, .holdingOnGyroscope]) {
             accuracy = accuracy.capped(at: .medium)
         }
         return HeadingErrorEstimate(headingErrorDegrees: error, accuracy: accuracy, terms: terms, limits: limits)
