@@ -88,9 +88,10 @@ public struct DaemonLog: Sendable {
     }
 
     /// The sensors the hub opened (named as the adapter describes them).
-    public mutating func sensorsFound(magnetometer: String, accelerometer: String?) -> LogLine {
+    public mutating func sensorsFound(magnetometer: String, accelerometer: String?, gyroscope: String? = nil) -> LogLine {
         if let accelerometer {
-            return fact(.compass, "compass: magnetometer \(magnetometer), accelerometer \(accelerometer)")
+            let gyro = gyroscope.map { ", gyroscope \($0)" } ?? ""
+            return fact(.compass, "compass: magnetometer \(magnetometer), accelerometer \(accelerometer)\(gyro)")
         }
         return fact(.compass, "magnetometer \(magnetometer) found but no accelerometer: a heading needs both (tilt compensation)",
                     level: .warning)

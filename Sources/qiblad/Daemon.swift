@@ -271,11 +271,13 @@ final class Daemon: @unchecked Sendable {
     func handle(_ event: SensorEvent) {
         let now = WallClock.nowUnixSeconds()
         switch event {
-        case .available(let magnetometer, let accelerometer, _):
+        case .available(let magnetometer, let accelerometer, let gyroscope):
             let serving = model.headingSource.serving
-            write(log.sensorsFound(magnetometer: "\(magnetometer)", accelerometer: accelerometer.map { "\($0)" }))
+            write(log.sensorsFound(magnetometer: "\(magnetometer)", accelerometer: accelerometer.map { "\($0)" },
+                                   gyroscope: gyroscope.map { "\($0)" }))
             if let device = sensors?.magnetometerDevice { magnetometerAppeared(device, now: now) }
-            model.apply(.sensorsAvailable(hasAccelerometer: accelerometer != nil), nowUnixSeconds: now)
+            model.apply(.sensorsAvailable(hasAccelerometer: accelerometer != nil, hasGyroscope: gyroscope != nil),
+                        nowUnixSeconds: now)
             headingSourceInputApplied(servingBefore: serving)
         case .unavailable(let reason):
             let serving = model.headingSource.serving
@@ -296,14 +298,11 @@ final class Daemon: @unchecked Sendable {
             let before = model.compass.state
             defer { noteCalibrationChanges(from: before) }
             for sample in samples {
+                let time = Double(sample.timestampNanoseconds) / 1e9
                 switch sample.kind {
-                case .accelerometer:
-                    model.apply(.acceleration(sample.vector, timeSeconds: Double(sample.timestampNanoseconds) / 1e9), nowUnixSeconds: now)
-                case .magnetometer:
-                    model.apply(.magneticField(sample.vector, timeSeconds: Double(sample.timestampNanoseconds) / 1e9),
-                                nowUnixSeconds: now)
-                case .gyroscope:
-                    break  // not used until the attitude filter is wired (issue 30)
+                case .accelerometer: model.apply(.acceleration(sample.vector, timeSeconds: time), nowUnixSeconds: now)
+                case .magnetometer: model.apply(.magneticField(sample.vector, timeSeconds: time), nowUnixSeconds: now)
+                case .gyroscope: model.apply(.angularVelocity(sample.vector, timeSeconds: time), nowUnixSeconds: now)
                 }
             }
             if let rejection = model.compass.lastRejection, rejection != previousRejection {
