@@ -37,6 +37,8 @@ import TestSupport
         var score: NeedleScore
         var fused: Bool?
         var log: String
+        /// `CalibrationState` and `CompassAccuracy` at the end.
+        var calibration: String
     }
 
     /// Runs `kind` for `seconds` (after `warmUp` seconds the scoring starts) and scores the needle.
@@ -69,7 +71,8 @@ import TestSupport
         }
         let score = NeedleScore.score(recorder.all, truth: truth, from: start + warmUp, to: end, readIntervalSeconds: 0.01,
                                       disturbed: disturbed)
-        return Run(score: score, fused: recorder.fused, log: rig.daemon.log)
+        let calibration = "\((try? rig.daemon.string("CalibrationState")) ?? "?"), \((try? rig.daemon.string("CompassAccuracy")) ?? "?")"
+        return Run(score: score, fused: recorder.fused, log: rig.daemon.log, calibration: calibration)
     }
 
     /// Issue 30's table: a person turning to find the Qibla (turns of 30–150° at up to 150°/s,
@@ -77,35 +80,39 @@ import TestSupport
     @Test(arguments: [lowDip, highDip])
     func thePersonSeekingTheQiblaIsFollowed(site: Site) throws {
         let run = try Self.run(.seekQibla, at: site, seconds: 30)
-        print("fused needle, seek-qibla at \(site) (dip \(String(format: "%.0f", site.dipDegrees))°): \(run.score)")
+        print("fused needle, seek-qibla at \(site) (dip \(String(format: "%.0f", site.dipDegrees))°): \(run.score); \(run.calibration)")
         #expect(run.fused == true, "HeadingFused")
         #expect(run.score.reads > 1000)
         #expect(run.score.holdRMSDegrees <= 1, "\(run.score)")
         #expect(run.score.turnP95Degrees <= 5, "\(run.score)")
         #expect(run.score.settleMedianMilliseconds <= 150, "\(run.score)")
-        #expect(run.score.withinOneSigma >= 0.55 && run.score.withinOneSigma <= 0.9, "\(run.score)")
+        // HeadingError never claims too much. (It may claim too little here: this sensor reads the
+        // Earth's field exactly and is not fitted, and an unfitted sensor that matches is allowed
+        // 1 µT of unknown offset, about 4° against Stockholm's 15 µT of horizontal field; the
+        // filter's own sigma is held to 55–90 % in FusionSweepTests.)
+        #expect(run.score.withinOneSigma >= 0.55, "\(run.score)")
         #expect(run.score.withinThreeSigma >= 0.97, "\(run.score)")
     }
 
     /// A magnet near the still phone for 3 s: the heading holds on the gyroscope.
     @Test func aMagnetDoesNotDragTheNeedle() throws {
         let run = try Self.run(.magnet, at: Self.highDip, seconds: 22, warmUp: 2)
-        print("fused needle, magnet at \(Self.highDip): \(run.score)")
+        print("fused needle, magnet at \(Self.highDip): \(run.score); \(run.calibration)")
         #expect(run.fused == true)
         #expect(run.score.worstDuringDisturbanceDegrees <= 3, "\(run.score)")
         #expect(run.score.withinThreeSigma >= 0.97, "\(run.score)")
     }
 
     /// Walking with the phone in front, put down on a table and picked up, a gyroscope whose bias
-    /// drifts with temperature: honest in each, and no worse than the goals allow while holding.
+    /// drifts with temperature: HeadingError never claims too much, and the holds meet the goal.
     @Test(arguments: [PersonScene.walk, .table, .gyroscopeDrift])
     func otherScenesStayHonest(kind: PersonScene) throws {
         let run = try Self.run(kind, at: kind == .walk ? Self.lowDip : Self.highDip, seconds: 25)
-        print("fused needle, \(kind.rawValue): \(run.score)")
+        print("fused needle, \(kind.rawValue): \(run.score); \(run.calibration)")
         #expect(run.score.reads > 800)
-        #expect(run.score.withinOneSigma >= 0.55 && run.score.withinOneSigma <= 0.9, "\(run.score)")
+        #expect(run.score.withinOneSigma >= 0.55, "\(run.score)")
         #expect(run.score.withinThreeSigma >= 0.97, "\(run.score)")
-        #expect(run.score.holdRMSDegrees <= 2, "\(run.score)")
+        #expect(run.score.holdRMSDegrees <= 1, "\(run.score)")
     }
 
     /// `gyroscope = off`: the magnetometer and accelerometer alone, as before issue 30 (the moving

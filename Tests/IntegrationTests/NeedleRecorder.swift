@@ -141,7 +141,7 @@ struct NeedleScore: CustomStringConvertible {
             } else {
                 holds.append(error)
                 if turnEnd == nil, let last = turns.last, last.isFinite { turnEnd = t }
-                if let end = turnEnd, error <= 2 { settleTimes.append(t - end); turnEnd = .infinity }
+                if let end = turnEnd, end.isFinite, error <= 2 { settleTimes.append(t - end); turnEnd = .infinity }
             }
             if reading.headingError.isFinite, reading.headingError > 0 {
                 honest += 1
