@@ -39,6 +39,8 @@ import TestSupport
         var log: String
         /// `CalibrationState` and `CompassAccuracy` at the end.
         var calibration: String
+        /// qiblad's CPU time over the scored run, percent of one core (debug build).
+        var cpuPercent: Double
     }
 
     /// Runs `kind` for `seconds` (after `warmUp` seconds the scoring starts) and scores the needle.
@@ -56,9 +58,13 @@ import TestSupport
         let recorder = try NeedleRecorder(bus: rig.daemon.bus)
         defer { recorder.stop() }
         let simulator = rig.phone.simulator
-        let start = MonotonicClock.nowSeconds()
-        Thread.sleep(forTimeInterval: seconds + warmUp)
+        Thread.sleep(forTimeInterval: warmUp)
+        let pid = try #require(rig.daemon.daemon?.pid)
+        let cpuBefore = Self.cpuSeconds(of: pid)
+        let start = MonotonicClock.nowSeconds() - warmUp
+        Thread.sleep(forTimeInterval: seconds)
         let end = MonotonicClock.nowSeconds()
+        let cpuPercent = (Self.cpuSeconds(of: pid) - cpuBefore) / seconds * 100
         let truth: (Double) -> Double? = { monotonic in
             guard let t = simulator.sceneTime(atMonotonicSeconds: monotonic) else { return nil }
             let axis: HeadingAxis = scene.orientation(at: t).pitchDegrees > 50 ? .back : .top
@@ -72,7 +78,16 @@ import TestSupport
         let score = NeedleScore.score(recorder.all, truth: truth, from: start + warmUp, to: end, readIntervalSeconds: 0.01,
                                       disturbed: disturbed)
         let calibration = "\((try? rig.daemon.string("CalibrationState")) ?? "?"), \((try? rig.daemon.string("CompassAccuracy")) ?? "?")"
-        return Run(score: score, fused: recorder.fused, log: rig.daemon.log, calibration: calibration)
+        return Run(score: score, fused: recorder.fused, log: rig.daemon.log, calibration: calibration, cpuPercent: cpuPercent)
+    }
+
+    /// utime + stime of a process, seconds (proc(5): fields 14 and 15 of /proc/PID/stat, in clock ticks of 1/100 s).
+    static func cpuSeconds(of pid: Int32) -> Double {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let close = stat.lastIndex(of: ")") else { return .nan }
+        let fields = stat[stat.index(after: close)...].split(separator: " ")
+        guard fields.count > 13, let user = Double(fields[11]), let system = Double(fields[12]) else { return .nan }
+        return (user + system) / 100
     }
 
     /// Issue 30's table: a person turning to find the Qibla (turns of 30–150° at up to 150°/s,
@@ -122,5 +137,33 @@ import TestSupport
         print("unfused needle (gyroscope = off), seek-qibla at \(Self.highDip): \(run.score)")
         #expect(run.fused != true)
         #expect(run.score.turnP95Degrees > 5, "the moving average lags a turn: \(run.score)")
+    }
+}
+
+/// The rate/accuracy/cost trade of a fused needle (issue 30), through the real daemon: the
+/// seek-qibla scene at each `sample-rate` × `max-signal-rate`, scored as `FusedNeedleTests` does,
+/// with qiblad's CPU time over the run. A benchmark, not a test: it runs only with
+/// `QIBLAD_NEEDLE_SWEEP=1` (`scripts/measure-fused-needle.sh` writes its table into BENCHMARKS.md).
+@Suite(.serialized, .enabled(if: ProcessInfo.processInfo.environment["QIBLAD_NEEDLE_SWEEP"] == "1"))
+struct FusedNeedleRateSweep {
+    @Test func sweep() throws {
+        let seconds = Double(ProcessInfo.processInfo.environment["QIBLAD_NEEDLE_SECONDS"] ?? "") ?? 30
+        var rows: [String] = []
+        for site in [FusedNeedleTests.lowDip, FusedNeedleTests.highDip] {
+            for sampleRate in [20, 50, 100] {
+                for signalRate in [10, 25, 50] {
+                    let configuration = "max-signal-rate = \(signalRate)\nsample-rate = \(sampleRate)\n"
+                    let run = try FusedNeedleTests.run(.seekQibla, at: site, seconds: seconds, configuration: configuration)
+                    let s = run.score
+                    let row = String(format: "| %@ | %d | %d | %.2f | %.1f | %.0f | %.0f %% | %.0f %% | %.2f %% |",
+                                     site.name, sampleRate, signalRate, s.holdRMSDegrees, s.turnP95Degrees,
+                                     s.settleMedianMilliseconds, s.withinOneSigma * 100, s.withinThreeSigma * 100,
+                                     run.cpuPercent)
+                    print("NEEDLE-ROW \(row)")
+                    rows.append(row)
+                }
+            }
+        }
+        #expect(rows.count == 18)
     }
 }
