@@ -1,0 +1,239 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import QiblaCore
+import QiblaSimulator
+import Testing
+import TestSupport
+
+/// Debian's real iio-sensor-proxy (/usr/sbin/iio-sensor-proxy, package iio-sensor-proxy 3.0) on a
+/// private "system" bus, under umockdev (`umockdev-run`: a testbed of fake sysfs devices and
+/// udev database the proxy's GUdev sees instead of the machine's), read by the real qiblad.
+///
+/// The bus applies iio-sensor-proxy's packaged policy (/etc/dbus-1/system.d/net.hadess.SensorProxy.conf:
+/// the compass for GeoClue's user only) behind a default policy like the system bus's (method
+/// calls denied unless allowed), and — when a test asks — qiblad's drop-in
+/// dbus/qiblad-iio-sensor-proxy.conf with its user "qiblad" replaced by the user running the tests.
+final class SensorProxyRig: @unchecked Sendable {
+    static let executable = "/usr/sbin/iio-sensor-proxy"
+    static let packagedPolicy = "/etc/dbus-1/system.d/net.hadess.SensorProxy.conf"
+
+    /// The system bus's default policy (dbus's system.conf): nobody owns or calls anything that a
+    /// service's policy does not allow.
+    static let systemPolicy = """
+        <policy context="default">
+            <allow user="*"/>
+            <deny own="*"/>
+            <deny send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_requested_reply="true" send_type="method_return"/>
+            <allow send_requested_reply="true" send_type="error"/>
+            <allow receive_type="method_call"/>
+            <allow receive_type="method_return"/>
+            <allow receive_type="error"/>
+            <allow receive_type="signal"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
+            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
+          </policy>
+        """
+
+    /// An input device named "Power Button": iio-sensor-proxy's fake compass (`FAKE_COMPASS=1`)
+    /// latches on it and turns its heading by 10° each second from the first claim.
+    static let powerButton = """
+        P: /devices/LNXSYSTM:00/LNXPWRBN:00/input/input3
+        E: SUBSYSTEM=input
+        E: NAME="Power Button"
+        E: PRODUCT=19/0/1/0
+        A: name=Power Button
+
+        """
+
+    let systemBus: PrivateBus
+    let testbed: TemporaryDirectory
+    private(set) var proxy: ChildProcess?
+
+    var environment: [String: String] { ["DBUS_SYSTEM_BUS_ADDRESS": systemBus.address] }
+
+    static var available: Bool {
+        FileManager.default.isExecutableFile(atPath: executable) && FileManager.default.fileExists(atPath: packagedPolicy)
+    }
+
+    /// - Parameter dropIn: include qiblad's policy drop-in for the user running the tests.
+    init(dropIn: Bool) throws {
+        testbed = try TemporaryDirectory(prefix: "qiblad-umockdev")
+        try testbed.write(Self.powerButton, to: "fake-compass.umockdev")
+        var includes = ["<include>\(Self.packagedPolicy)</include>"]
+        if dropIn {
+            let user = String(cString: getpwuid(getuid()).pointee.pw_name)
+            let text = try String(contentsOf: repositoryRoot.appendingPathComponent("dbus/qiblad-iio-sensor-proxy.conf"), encoding: .utf8)
+            #expect(text.contains("<policy user=\"qiblad\">"))
+            try testbed.write(text.replacingOccurrences(of: "<policy user=\"qiblad\">", with: "<policy user=\"\(user)\">"),
+                              to: "qiblad-iio-sensor-proxy.conf")
+            includes.append("<include>\(testbed.path)/qiblad-iio-sensor-proxy.conf</include>")
+        }
+        systemBus = try PrivateBus(type: "qiblad-test-system", policy: Self.systemPolicy, extra: includes.joined(separator: "\n"))
+    }
+
+    /// Starts iio-sensor-proxy under umockdev with the fake compass and waits for its name.
+    func startProxy() throws {
+        let child = try ChildProcess("umockdev-run", ["-d", testbed.path + "/fake-compass.umockdev", "--", Self.executable],
+                                     environment: environment.merging(["FAKE_COMPASS": "1", "G_MESSAGES_DEBUG": "all"]) { $1 })
+        proxy = child
+        guard waitUntil(timeout: 15, { hasOwner() || !child.isRunning }), child.isRunning else {
+            throw TestSupportError.startFailed("iio-sensor-proxy: \(child.standardError)")
+        }
+    }
+
+    func stopProxy() {
+        proxy?.terminate()
+        _ = waitUntil(timeout: 10) { !hasOwner() }
+    }
+
+    func hasOwner() -> Bool {
+        let r = try? systemBus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                       "NameHasOwner", "s", "net.hadess.SensorProxy"])
+        return r?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "b true"
+    }
+
+    /// Unique names `pid` holds on the system bus.
+    func connections(of pid: Int32) -> [String] {
+        guard let r = try? systemBus.busctl(["--json=short", "call", "org.freedesktop.DBus", "/org/freedesktop/DBus",
+                                             "org.freedesktop.DBus", "ListNames"]),
+              let object = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
+              let data = object["data"] as? [[String]], let names = data.first else { return [] }
+        return names.filter { $0.hasPrefix(":") }.filter { name in
+            let r = try? systemBus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                           "GetConnectionUnixProcessID", "s", name])
+            return r?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "u \(pid)"
+        }
+    }
+
+    deinit {
+        proxy?.terminate()
+        testbed.remove()
+    }
+}
+
+@Suite(.serialized, .enabled(if: SensorProxyRig.available, "Debian's iio-sensor-proxy is not installed"))
+struct SensorProxyIntegrationTests {
+    static let london = "51.5074,-0.1278"
+
+    /// qiblad on a simulated Qualcomm phone (an accelerometer only: no raw magnetometer), its
+    /// system bus the rig's.
+    func qiblad(_ rig: SensorProxyRig, phone model: PhoneModel = .qualcomm, configuration: String? = nil) throws -> (SimulatedPhone, QibladHarness) {
+        let position = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
+        let phone = try SimulatedPhone(phone: model, scene: scene(at: position, orientation: .init(headingDegrees: 200)))
+        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=\(Self.london)"])
+        q.environment = rig.environment
+        if let configuration { try q.stateDirectory.write(configuration, to: "qiblad.conf") }
+        try q.start()
+        phone.start(rate: 20)
+        return (phone, q)
+    }
+
+    func claim(_ q: QibladHarness) throws -> ChildProcess {
+        try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+    }
+
+    @Test func aQualcommPhoneGetsTheHeadingOfIioSensorProxysCompassAndLosesItWhenTheProxyStops() throws {
+        let rig = try SensorProxyRig(dropIn: true)
+        try rig.startProxy()
+        let (phone, q) = try qiblad(rig); defer { q.stop(); phone.stop() }
+        guard let pid = q.daemon?.pid else { Issue.record("qiblad did not start"); return }
+        // Unclaimed: no connection to the system bus at all (zero cost).
+        usleep(500_000)
+        #expect(rig.connections(of: pid).isEmpty, "unclaimed qiblad must not talk to iio-sensor-proxy")
+        #expect(try q.string("HeadingSource") == "none")
+
+        let monitor = try claim(q)
+        #expect(waitUntil(timeout: 20) { (try? q.string("HeadingSource")) == "iio-sensor-proxy" }, "\(q.log)\n\(rig.proxy?.standardError ?? "")")
+        #expect(try q.bool("HasCompass"))
+        // The fake compass turns 10° a second: each published magnetic heading is one of its
+        // values, the true heading adds the declination here, and the values move (fresh, not stale).
+        var seen = Set<Double>()
+        #expect(waitUntil(timeout: 10) {
+            guard let magnetic = try? q.double("MagneticHeading"), magnetic.isFinite else { return false }
+            seen.insert(magnetic)
+            return seen.count >= 3
+        }, "\(seen) \(q.log)")
+        for magnetic in seen {
+            #expect(magnetic.truncatingRemainder(dividingBy: 10) == 0, "\(magnetic) is not the fake compass's")
+        }
+        let declination = try q.double("Declination")
+        #expect(declination.isFinite && abs(declination) < 5, "London's declination: \(declination)")
+        // True = magnetic + declination, read between two equal magnetic readings (the fake turns each second).
+        var pair = (magnetic: Double.nan, heading: Double.nan)
+        #expect(waitUntil(timeout: 10) {
+            guard let m1 = try? q.double("MagneticHeading"), let h = try? q.double("Heading"),
+                  let m2 = try? q.double("MagneticHeading"), m1 == m2 else { return false }
+            pair = (m1, h)
+            return true
+        })
+        #expect(abs(Angle.normalized180(pair.heading - (pair.magnetic + declination))) < 1e-9, "\(pair), declination \(declination)")
+        #expect(try q.string("HeadingAxis") == "top")
+        #expect(try q.double("HeadingError") == 20)
+        #expect(try q.string("CompassAccuracy") == "low")
+        #expect(try q.bool("CalibrationNeeded") == false)
+        #expect(try q.string("CalibrationHint") == "none")
+        #expect(try q.double("QiblaRelativeBearing").isFinite)
+        #expect(q.log.contains("heading from iio-sensor-proxy's compass"), "\(q.log)")
+
+        // iio-sensor-proxy stops: the heading is withdrawn, not kept.
+        rig.stopProxy()
+        #expect(waitUntil(timeout: 10) { (try? q.string("HeadingSource")) == "none" }, "\(q.log)")
+        #expect(try q.double("Heading").isNaN)
+        #expect(try q.bool("HasCompass") == false)
+        // It starts again: qiblad claims it again and the heading comes back.
+        try rig.startProxy()
+        #expect(waitUntil(timeout: 20) { (try? q.string("HeadingSource")) == "iio-sensor-proxy" && ((try? q.double("Heading")) ?? .nan).isFinite },
+                "\(q.log)")
+
+        // The last claim goes: qiblad releases the compass and leaves the system bus.
+        monitor.terminate()
+        #expect(waitUntil(timeout: 10) { rig.connections(of: pid).isEmpty }, "qiblad keeps a system-bus connection after the last release")
+        #expect(try q.string("HeadingSource") == "none")
+    }
+
+    @Test func withoutThePolicyDropInTheClaimIsRefusedAndSaidSo() throws {
+        let rig = try SensorProxyRig(dropIn: false)
+        try rig.startProxy()
+        let (phone, q) = try qiblad(rig); defer { q.stop(); phone.stop() }
+        let monitor = try claim(q); defer { monitor.terminate() }
+        #expect(waitUntil(timeout: 20) { q.log.contains("iio-sensor-proxy refused its compass to this user") }, "\(q.log)")
+        #expect(try q.string("HeadingSource") == "none")
+        #expect(try q.bool("HasCompass") == false)
+        #expect(try q.double("Heading").isNaN)
+    }
+
+    @Test func theDropInGrantsTheCompassAndNothingWider() throws {
+        let rig = try SensorProxyRig(dropIn: true)
+        try rig.startProxy()
+        let compass = ["net.hadess.SensorProxy", "/net/hadess/SensorProxy/Compass"]
+        let get = try rig.systemBus.busctl(["get-property"] + compass + ["net.hadess.SensorProxy.Compass", "HasCompass"])
+        #expect(get.status == 0 && get.stdout.contains("true"), "\(get)")
+        // Introspecting the compass object stays GeoClue's (the packaged policy denies it to others).
+        let introspect = try rig.systemBus.busctl(["call"] + compass + ["org.freedesktop.DBus.Introspectable", "Introspect"])
+        #expect(introspect.status != 0 && introspect.stderr.contains("denied"), "\(introspect)")
+    }
+
+    @Test func aPhoneWithARawMagnetometerIsServedByItInAutoAndIioSensorProxyIsNotClaimed() throws {
+        let rig = try SensorProxyRig(dropIn: true)
+        try rig.startProxy()
+        let (phone, q) = try qiblad(rig, phone: .pinephone); defer { q.stop(); phone.stop() }
+        let monitor = try claim(q); defer { monitor.terminate() }
+        #expect(waitUntil(timeout: 20) { (try? q.string("HeadingSource")) == "magnetometer" }, "\(q.log)")
+        #expect(waitUntil(timeout: 10) { abs(Angle.normalized180(((try? q.double("Heading")) ?? .nan) - 200)) < 3 }, "\(q.log)")
+        guard let pid = q.daemon?.pid else { return }
+        #expect(rig.connections(of: pid).isEmpty, "the raw magnetometer serves: iio-sensor-proxy's compass is not claimed")
+        #expect(!q.log.contains("claimed iio-sensor-proxy's compass"))
+    }
+
+    @Test func headingSourceIioSensorProxyServesItEvenBesideARawMagnetometer() throws {
+        let rig = try SensorProxyRig(dropIn: true)
+        try rig.startProxy()
+        let (phone, q) = try qiblad(rig, phone: .pinephone, configuration: "heading-source = iio-sensor-proxy\n")
+        let monitor = try claim(q); defer { monitor.terminate(); q.stop(); phone.stop() }
+        #expect(waitUntil(timeout: 20) { (try? q.string("HeadingSource")) == "iio-sensor-proxy" }, "\(q.log)")
+        #expect(waitUntil(timeout: 10) { ((try? q.double("MagneticHeading")) ?? .nan).truncatingRemainder(dividingBy: 10) == 0 })
+    }
+}
