@@ -48,6 +48,41 @@ final class SensorProxyRig: @unchecked Sendable {
 
         """
 
+    /// A HID sensor hub's magnetometer (`magn_3d`, as the kernel's hid-sensor-magn-3d driver
+    /// presents it) with the tilt-compensated heading channel in its buffer, and the hub's
+    /// trigger `magn_3d-dev0` (what iio-sensor-proxy's iio-buffer-compass driver looks for). udev's
+    /// rule (80-iio-sensor-proxy.rules) would set IIO_SENSOR_PROXY_TYPE; umockdev runs no rules,
+    /// so the description carries it. The device node is a file holding one scan: a signed
+    /// 32-bit little-endian raw heading, times the channel's scale 0.1 (degrees).
+    static func sensorHub(rawHeading: Int32) -> String {
+        """
+        P: /devices/pci0000:00/0000:00:14.0/usb1/1-6/1-6:1.0/0003:2047:0855.0001/HID-SENSOR-200083.3.auto/iio:device0
+        N: iio:device0=\(scan(rawHeading))
+        E: DEVNAME=/dev/iio:device0
+        E: SUBSYSTEM=iio
+        E: IIO_SENSOR_PROXY_TYPE=iio-buffer-compass
+        A: name=magn_3d
+        A: in_rot_from_north_magnetic_tilt_comp_scale=0.100000
+        A: in_rot_sampling_frequency=10.000000
+        A: scan_elements/in_rot_from_north_magnetic_tilt_comp_en=0
+        A: scan_elements/in_rot_from_north_magnetic_tilt_comp_index=0
+        A: scan_elements/in_rot_from_north_magnetic_tilt_comp_type=le:s32/32>>0
+        A: buffer/enable=0
+        A: buffer/length=0
+        A: trigger/current_trigger=
+
+        P: /devices/pci0000:00/0000:00:14.0/usb1/1-6/1-6:1.0/0003:2047:0855.0001/HID-SENSOR-200083.3.auto/trigger0
+        E: SUBSYSTEM=iio
+        A: name=magn_3d-dev0
+
+        """
+    }
+
+    /// One scan as hex bytes (le:s32/32>>0).
+    static func scan(_ raw: Int32) -> String {
+        withUnsafeBytes(of: raw.littleEndian) { $0.map { String(format: "%02X", $0) }.joined() }
+    }
+
     let systemBus: PrivateBus
     let testbed: TemporaryDirectory
     private(set) var proxy: ChildProcess?
@@ -74,14 +109,32 @@ final class SensorProxyRig: @unchecked Sendable {
         systemBus = try PrivateBus(type: "qiblad-test-system", policy: Self.systemPolicy, extra: includes.joined(separator: "\n"))
     }
 
-    /// Starts iio-sensor-proxy under umockdev with the fake compass and waits for its name.
-    func startProxy() throws {
-        let child = try ChildProcess("umockdev-run", ["-d", testbed.path + "/fake-compass.umockdev", "--", Self.executable],
-                                     environment: environment.merging(["FAKE_COMPASS": "1", "G_MESSAGES_DEBUG": "all"]) { $1 })
+    /// Starts iio-sensor-proxy under umockdev with the fake compass (or, given a raw heading, a
+    /// HID sensor hub) and waits for its name.
+    func startProxy(sensorHubRawHeading: Int32? = nil) throws {
+        var description = testbed.path + "/fake-compass.umockdev"
+        var environment = environment.merging(["G_MESSAGES_DEBUG": "all"]) { $1 }
+        if let raw = sensorHubRawHeading {
+            description = testbed.path + "/sensor-hub.umockdev"
+            try testbed.write(Self.sensorHub(rawHeading: raw), to: "sensor-hub.umockdev")
+        } else {
+            environment["FAKE_COMPASS"] = "1"
+        }
+        // The testbed's directory is written down so that a test can change the device node's scan.
+        let child = try ChildProcess("umockdev-run", ["-d", description, "--", "/bin/sh", "-c",
+                                                      "echo \"$UMOCKDEV_DIR\" > '\(testbed.path)/umockdev-dir' && exec \(Self.executable)"],
+                                     environment: environment)
         proxy = child
         guard waitUntil(timeout: 15, { hasOwner() || !child.isRunning }), child.isRunning else {
             throw TestSupportError.startFailed("iio-sensor-proxy: \(child.standardError)")
         }
+    }
+
+    /// Writes a new scan into the sensor hub's device node (iio-sensor-proxy reads it every 700 ms).
+    func setSensorHubRawHeading(_ raw: Int32) throws {
+        let dir = try String(contentsOfFile: testbed.path + "/umockdev-dir", encoding: .utf8).trimmingCharacters(in: .whitespacesAndNewlines)
+        let bytes = withUnsafeBytes(of: raw.littleEndian) { Data($0) }
+        try bytes.write(to: URL(fileURLWithPath: dir + "/dev/iio:device0"))
     }
 
     func stopProxy() {
@@ -93,6 +146,13 @@ final class SensorProxyRig: @unchecked Sendable {
         let r = try? systemBus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
                                        "NameHasOwner", "s", "net.hadess.SensorProxy"])
         return r?.stdout.trimmingCharacters(in: .whitespacesAndNewlines) == "b true"
+    }
+
+    /// The process that owns `net.hadess.SensorProxy` (iio-sensor-proxy itself, not umockdev-run).
+    func ownerPID() -> Int32? {
+        let r = try? systemBus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                       "GetConnectionUnixProcessID", "s", "net.hadess.SensorProxy"])
+        return r.flatMap { Int32($0.stdout.trimmingCharacters(in: .whitespacesAndNewlines).dropFirst(2)) }
     }
 
     /// Unique names `pid` holds on the system bus.
@@ -177,6 +237,11 @@ struct SensorProxyIntegrationTests {
         #expect(try q.string("CalibrationHint") == "none")
         #expect(try q.double("QiblaRelativeBearing").isFinite)
         #expect(q.log.contains("heading from iio-sensor-proxy's compass"), "\(q.log)")
+        // qiblactl names the source, in its status line and in its JSON.
+        let status = try run(product("qiblactl").path, ["status"], environment: q.bus.environment)
+        #expect(status.stdout.contains("true from iio-sensor-proxy, accuracy low"), "\(status)")
+        let json = try run(product("qiblactl").path, ["status", "--json"], environment: q.bus.environment)
+        #expect(json.stdout.contains("\"HeadingSource\": \"iio-sensor-proxy\""), "\(json)")
 
         // iio-sensor-proxy stops: the heading is withdrawn, not kept.
         rig.stopProxy()
@@ -192,6 +257,51 @@ struct SensorProxyIntegrationTests {
         monitor.terminate()
         #expect(waitUntil(timeout: 10) { rig.connections(of: pid).isEmpty }, "qiblad keeps a system-bus connection after the last release")
         #expect(try q.string("HeadingSource") == "none")
+    }
+
+    /// A tablet's HID sensor hub: iio-sensor-proxy's IIO buffer compass reads the hub's
+    /// tilt-compensated heading (`in_rot_from_north_magnetic_tilt_comp`) and qiblad publishes it.
+    @Test func aSensorHubsTiltCompensatedHeadingIsPublished() throws {
+        let rig = try SensorProxyRig(dropIn: true)
+        try rig.startProxy(sensorHubRawHeading: 1234)
+        let (phone, q) = try qiblad(rig); defer { q.stop(); phone.stop() }
+        let monitor = try claim(q); defer { monitor.terminate() }
+        // iio-sensor-proxy reads the scale as a C float: 1234 × 0.1f = 123.400002.
+        #expect(waitUntil(timeout: 20) { abs(((try? q.double("MagneticHeading")) ?? .nan) - 123.4) < 1e-4 },
+                "\(q.log)\n\(rig.proxy?.standardOutput.suffix(3000) ?? "")\n\(rig.proxy?.standardError.suffix(3000) ?? "")")
+        #expect(try q.string("HeadingSource") == "iio-sensor-proxy")
+        let declination = try q.double("Declination")
+        #expect(abs(Angle.normalized180(try q.double("Heading") - (123.4 + declination))) < 1e-4)
+        // The hub turns: the new heading arrives (iio-sensor-proxy reads the buffer every 700 ms).
+        try rig.setSensorHubRawHeading(3001)
+        #expect(waitUntil(timeout: 10) { abs(((try? q.double("MagneticHeading")) ?? .nan) - 300.1) < 1e-4 }, "\(q.log)")
+        // It holds still: iio-sensor-proxy signals nothing, qiblad confirms the heading (a Get
+        // after 5 s without a change) and keeps it.
+        sleep(7)
+        #expect(abs(try q.double("MagneticHeading") - 300.1) < 1e-4, "\(q.log)")
+        #expect(try q.string("HeadingSource") == "iio-sensor-proxy")
+    }
+
+    /// iio-sensor-proxy hangs (SIGSTOP): it keeps its name, so only the staleness limit can tell.
+    /// The heading last signalled is confirmed after 5 s without a change by a Get answered within
+    /// 2 s; unanswered, it is withdrawn, and it comes back once the proxy answers again.
+    @Test func aHungIioSensorProxyIsNotTrustedPastTheStalenessLimit() throws {
+        let rig = try SensorProxyRig(dropIn: true)
+        try rig.startProxy()
+        let (phone, q) = try qiblad(rig); defer { q.stop(); phone.stop() }
+        let monitor = try claim(q); defer { monitor.terminate() }
+        #expect(waitUntil(timeout: 20) { ((try? q.double("Heading")) ?? .nan).isFinite }, "\(q.log)")
+        let pid = try #require(rig.ownerPID())
+        kill(pid, SIGSTOP)
+        defer { kill(pid, SIGCONT) }
+        let stopped = Date()
+        #expect(waitUntil(timeout: 20) { (try? q.string("HeadingSource")) == "none" }, "\(q.log)")
+        let withdrawnAfter = Date().timeIntervalSince(stopped)
+        print("a hung iio-sensor-proxy's heading was withdrawn after \(Int(withdrawnAfter * 1000)) ms (limit: 5 s + a 2 s Get)")
+        #expect(try q.double("Heading").isNaN && q.bool("HasCompass") == false)
+        kill(pid, SIGCONT)
+        #expect(waitUntil(timeout: 40) { ((try? q.double("Heading")) ?? .nan).isFinite }, "\(q.log)")
+        #expect(try q.string("HeadingSource") == "iio-sensor-proxy")
     }
 
     @Test func withoutThePolicyDropInTheClaimIsRefusedAndSaidSo() throws {
