@@ -11,31 +11,11 @@ import TestSupport
 ///
 /// The bus applies iio-sensor-proxy's packaged policy (/etc/dbus-1/system.d/net.hadess.SensorProxy.conf:
 /// the compass for GeoClue's user only) behind a default policy like the system bus's (method
-/// calls denied unless allowed), and — when a test asks — qiblad's drop-in
+/// calls denied unless allowed, `PolicySystemBusTests.systemDefaultPolicy`), and — when a test asks — qiblad's drop-in
 /// dbus/qiblad-iio-sensor-proxy.conf with its user "qiblad" replaced by the user running the tests.
 final class SensorProxyRig: @unchecked Sendable {
     static let executable = "/usr/sbin/iio-sensor-proxy"
     static let packagedPolicy = "/etc/dbus-1/system.d/net.hadess.SensorProxy.conf"
-
-    /// The system bus's default policy (dbus's system.conf): nobody owns or calls anything that a
-    /// service's policy does not allow.
-    static let systemPolicy = """
-        <policy context="default">
-            <allow user="*"/>
-            <deny own="*"/>
-            <deny send_type="method_call"/>
-            <allow send_type="signal"/>
-            <allow send_requested_reply="true" send_type="method_return"/>
-            <allow send_requested_reply="true" send_type="error"/>
-            <allow receive_type="method_call"/>
-            <allow receive_type="method_return"/>
-            <allow receive_type="error"/>
-            <allow receive_type="signal"/>
-            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus"/>
-            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Introspectable"/>
-            <allow send_destination="org.freedesktop.DBus" send_interface="org.freedesktop.DBus.Properties"/>
-          </policy>
-        """
 
     /// An input device named "Power Button": iio-sensor-proxy's fake compass (`FAKE_COMPASS=1`)
     /// latches on it and turns its heading by 10° each second from the first claim.
@@ -106,7 +86,7 @@ final class SensorProxyRig: @unchecked Sendable {
                               to: "qiblad-iio-sensor-proxy.conf")
             includes.append("<include>\(testbed.path)/qiblad-iio-sensor-proxy.conf</include>")
         }
-        systemBus = try PrivateBus(type: "qiblad-test-system", policy: Self.systemPolicy, extra: includes.joined(separator: "\n"))
+        systemBus = try PrivateBus(type: "qiblad-test-system", policy: PolicySystemBusTests.systemDefaultPolicy, extra: includes.joined(separator: "\n"))
     }
 
     /// Starts iio-sensor-proxy under umockdev with the fake compass (or, given a raw heading, a
@@ -195,6 +175,27 @@ struct SensorProxyIntegrationTests {
         try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
     }
 
+    /// A rig with iio-sensor-proxy running, a qiblad on it and a `qiblactl monitor` holding a
+    /// claim; all stop when it goes.
+    final class Claimed {
+        let rig: SensorProxyRig
+        let phone: SimulatedPhone
+        let q: QibladHarness
+        let monitor: ChildProcess
+        init(_ rig: SensorProxyRig, _ phone: SimulatedPhone, _ q: QibladHarness, _ monitor: ChildProcess) {
+            (self.rig, self.phone, self.q, self.monitor) = (rig, phone, q, monitor)
+        }
+        deinit { monitor.terminate(); q.stop(); phone.stop() }
+    }
+
+    func claimed(dropIn: Bool = true, sensorHubRawHeading: Int32? = nil, phone model: PhoneModel = .qualcomm,
+                 configuration: String? = nil) throws -> Claimed {
+        let rig = try SensorProxyRig(dropIn: dropIn)
+        try rig.startProxy(sensorHubRawHeading: sensorHubRawHeading)
+        let (phone, q) = try qiblad(rig, phone: model, configuration: configuration)
+        return Claimed(rig, phone, q, try claim(q))
+    }
+
     @Test func aQualcommPhoneGetsTheHeadingOfIioSensorProxysCompassAndLosesItWhenTheProxyStops() throws {
         let rig = try SensorProxyRig(dropIn: true)
         try rig.startProxy()
@@ -262,10 +263,9 @@ struct SensorProxyIntegrationTests {
     /// A tablet's HID sensor hub: iio-sensor-proxy's IIO buffer compass reads the hub's
     /// tilt-compensated heading (`in_rot_from_north_magnetic_tilt_comp`) and qiblad publishes it.
     @Test func aSensorHubsTiltCompensatedHeadingIsPublished() throws {
-        let rig = try SensorProxyRig(dropIn: true)
-        try rig.startProxy(sensorHubRawHeading: 1234)
-        let (phone, q) = try qiblad(rig); defer { q.stop(); phone.stop() }
-        let monitor = try claim(q); defer { monitor.terminate() }
+        let setup = try claimed(sensorHubRawHeading: 1234)
+        defer { withExtendedLifetime(setup) {} }   // the claim, qiblad and the phone live to the end
+        let (rig, q) = (setup.rig, setup.q)
         // iio-sensor-proxy reads the scale as a C float: 1234 × 0.1f = 123.400002.
         #expect(waitUntil(timeout: 20) { abs(((try? q.double("MagneticHeading")) ?? .nan) - 123.4) < 1e-4 },
                 "\(q.log)\n\(rig.proxy?.standardOutput.suffix(3000) ?? "")\n\(rig.proxy?.standardError.suffix(3000) ?? "")")
@@ -286,10 +286,9 @@ struct SensorProxyIntegrationTests {
     /// The heading last signalled is confirmed after 5 s without a change by a Get answered within
     /// 2 s; unanswered, it is withdrawn, and it comes back once the proxy answers again.
     @Test func aHungIioSensorProxyIsNotTrustedPastTheStalenessLimit() throws {
-        let rig = try SensorProxyRig(dropIn: true)
-        try rig.startProxy()
-        let (phone, q) = try qiblad(rig); defer { q.stop(); phone.stop() }
-        let monitor = try claim(q); defer { monitor.terminate() }
+        let setup = try claimed()
+        defer { withExtendedLifetime(setup) {} }   // the claim, qiblad and the phone live to the end
+        let (rig, q) = (setup.rig, setup.q)
         #expect(waitUntil(timeout: 20) { ((try? q.double("Heading")) ?? .nan).isFinite }, "\(q.log)")
         let pid = try #require(rig.ownerPID())
         kill(pid, SIGSTOP)
@@ -305,10 +304,9 @@ struct SensorProxyIntegrationTests {
     }
 
     @Test func withoutThePolicyDropInTheClaimIsRefusedAndSaidSo() throws {
-        let rig = try SensorProxyRig(dropIn: false)
-        try rig.startProxy()
-        let (phone, q) = try qiblad(rig); defer { q.stop(); phone.stop() }
-        let monitor = try claim(q); defer { monitor.terminate() }
+        let setup = try claimed(dropIn: false)
+        defer { withExtendedLifetime(setup) {} }   // the claim, qiblad and the phone live to the end
+        let q = setup.q
         #expect(waitUntil(timeout: 20) { q.log.contains("iio-sensor-proxy refused its compass to this user") }, "\(q.log)")
         #expect(try q.string("HeadingSource") == "none")
         #expect(try q.bool("HasCompass") == false)
@@ -327,10 +325,9 @@ struct SensorProxyIntegrationTests {
     }
 
     @Test func aPhoneWithARawMagnetometerIsServedByItInAutoAndIioSensorProxyIsNotClaimed() throws {
-        let rig = try SensorProxyRig(dropIn: true)
-        try rig.startProxy()
-        let (phone, q) = try qiblad(rig, phone: .pinephone); defer { q.stop(); phone.stop() }
-        let monitor = try claim(q); defer { monitor.terminate() }
+        let setup = try claimed(phone: .pinephone)
+        defer { withExtendedLifetime(setup) {} }   // the claim, qiblad and the phone live to the end
+        let (rig, q) = (setup.rig, setup.q)
         #expect(waitUntil(timeout: 20) { (try? q.string("HeadingSource")) == "magnetometer" }, "\(q.log)")
         #expect(waitUntil(timeout: 10) { abs(Angle.normalized180(((try? q.double("Heading")) ?? .nan) - 200)) < 3 }, "\(q.log)")
         guard let pid = q.daemon?.pid else { return }
@@ -339,10 +336,9 @@ struct SensorProxyIntegrationTests {
     }
 
     @Test func headingSourceIioSensorProxyServesItEvenBesideARawMagnetometer() throws {
-        let rig = try SensorProxyRig(dropIn: true)
-        try rig.startProxy()
-        let (phone, q) = try qiblad(rig, phone: .pinephone, configuration: "heading-source = iio-sensor-proxy\n")
-        let monitor = try claim(q); defer { monitor.terminate(); q.stop(); phone.stop() }
+        let setup = try claimed(phone: .pinephone, configuration: "heading-source = iio-sensor-proxy\n")
+        defer { withExtendedLifetime(setup) {} }   // the claim, qiblad and the phone live to the end
+        let q = setup.q
         #expect(waitUntil(timeout: 20) { (try? q.string("HeadingSource")) == "iio-sensor-proxy" }, "\(q.log)")
         #expect(waitUntil(timeout: 10) { ((try? q.double("MagneticHeading")) ?? .nan).truncatingRemainder(dividingBy: 10) == 0 })
     }
