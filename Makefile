@@ -115,6 +115,7 @@ install-system:
 	$(call substitute,dbus/system-services/io.github.qiblad.Qibla1.service,$(DESTDIR)$(DBUSSYSTEMSERVICEDIR)/io.github.qiblad.Qibla1.service)
 	chmod 644 $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/qiblad.service $(DESTDIR)$(DBUSSYSTEMSERVICEDIR)/io.github.qiblad.Qibla1.service
 	$(INSTALL) -m 644 dbus/io.github.qiblad.Qibla1.conf $(DESTDIR)$(DBUSPOLICYDIR)/
+	$(INSTALL) -m 644 dbus/qiblad-iio-sensor-proxy.conf $(DESTDIR)$(DBUSPOLICYDIR)/
 	$(INSTALL) -m 644 systemd/70-qiblad-iio.rules $(DESTDIR)$(UDEVRULESDIR)/
 	$(INSTALL) -m 644 systemd/qiblad.sysusers $(DESTDIR)$(SYSUSERSDIR)/qiblad.conf
 
@@ -124,7 +125,8 @@ INSTALLED_COMMON = $(addprefix $(BINDIR)/,$(BINARIES)) $(SYSTEMDUSERUNITDIR)/qib
 	$(BASHCOMPDIR)/qiblactl $(BASHCOMPDIR)/qiblad $(ZSHCOMPDIR)/_qiblactl $(ZSHCOMPDIR)/_qiblad \
 	$(FISHCOMPDIR)/qiblactl.fish $(FISHCOMPDIR)/qiblad.fish
 INSTALLED_SYSTEM = $(SYSTEMDSYSTEMUNITDIR)/qiblad.service $(DBUSSYSTEMSERVICEDIR)/io.github.qiblad.Qibla1.service \
-	$(DBUSPOLICYDIR)/io.github.qiblad.Qibla1.conf $(UDEVRULESDIR)/70-qiblad-iio.rules $(SYSUSERSDIR)/qiblad.conf
+	$(DBUSPOLICYDIR)/io.github.qiblad.Qibla1.conf $(DBUSPOLICYDIR)/qiblad-iio-sensor-proxy.conf \
+	$(UDEVRULESDIR)/70-qiblad-iio.rules $(SYSUSERSDIR)/qiblad.conf
 
 uninstall: uninstall-common uninstall-system
 uninstall-user:

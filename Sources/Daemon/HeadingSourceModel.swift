@@ -49,7 +49,7 @@ public struct HeadingSourceModel: Sendable, Equatable {
     /// The one-sigma error stated for iio-sensor-proxy's heading, degrees. It comes with no
     /// accuracy, calibration state or tilt: a HID hub's firmware calibrates on its own, in a
     /// state nobody reports; libssc's azimuth (libssc-sensor-compass.c) is `atan2` of the DSP's
-    /// field after a pitch/roll correction, without a hard-iron fit of its own. An uncalibrated
+    /// field after a pitch/roll correction, with no calibration of its own. An uncalibrated
     /// phone magnetometer's offsets (tens of µT against a horizontal field of 20–40 µT) can turn
     /// a heading by tens of degrees, a calibrated hub is within a few: 20° is stated, class `low`
     /// (15–30°), so no client mistakes it for a checked compass. A sun check

@@ -71,9 +71,11 @@ struct DaemonState {
         let accuracy = string(.compassAccuracy) ?? "unknown"
         let error = double(.headingError).map { " ±\(fixed($0, 1))°" } ?? ""
         if let heading = double(.heading) {
-            lines.append("Heading \(fixedBearing(heading, 1))° true · accuracy \(accuracy)\(error) · axis \(string(.headingAxis) ?? "none")")
+            lines.append("Heading \(fixedBearing(heading, 1))° true · accuracy \(accuracy)\(error) · axis \(string(.headingAxis) ?? "none")"
+                         + (fromSensorProxy ? " · iio-sensor-proxy" : ""))
         } else if let magnetic = double(.magneticHeading) {
-            lines.append("Heading \(fixedBearing(magnetic, 1))° magnetic (no location) · accuracy \(accuracy)\(error)")
+            lines.append("Heading \(fixedBearing(magnetic, 1))° magnetic (no location) · accuracy \(accuracy)\(error)"
+                         + (fromSensorProxy ? " · iio-sensor-proxy" : ""))
         } else {
             lines.append(bool(.hasCompass) ? "Heading unknown yet" : "No compass (or not claimed yet)")
         }
@@ -86,13 +88,18 @@ struct DaemonState {
         var notes: [String] = []
         if bool(.magneticInterference) { notes.append("magnetic interference: move away from metal") }
         if bool(.calibrationNeeded) { notes.append("calibration needed: qiblactl calibrate") }
-        if notes.isEmpty, bool(.hasCompass), let state = string(.calibrationState) {
+        if notes.isEmpty, fromSensorProxy {
+            notes.append("heading from iio-sensor-proxy: calibrated by the sensor hub, not qiblad")
+        } else if notes.isEmpty, bool(.hasCompass), let state = string(.calibrationState) {
             let progress = double(.calibrationProgress).map { " \(Int(($0 * 100).rounded())) %" } ?? ""
             notes.append("calibration \(state)\(state == "collecting" ? progress : "")")
         }
         lines.append(notes.joined(separator: " · "))
         return lines
     }
+
+    /// `HeadingSource` is iio-sensor-proxy (the raw magnetometer, qiblad's own, is not named).
+    var fromSensorProxy: Bool { string(.headingSource) == "iio-sensor-proxy" }
 
     /// The block while qiblad is away.
     static func waitingBlock(bus: String) -> [String] {

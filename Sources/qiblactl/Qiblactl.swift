@@ -252,10 +252,12 @@ struct StatusLine {
         if !s("LocationSources").isEmpty { source += " [\(s("LocationSources"))]" }
         parts.append(source)
         let heading = d("Heading"), magnetic = d("MagneticHeading")
+        // The heading's source is named when it is not qiblad's own magnetometer.
+        let from = s("HeadingSource") == "iio-sensor-proxy" ? " from iio-sensor-proxy" : ""
         if heading.isFinite {
-            parts.append("heading \(fixedBearing(heading, 1))° true, accuracy \(s("CompassAccuracy"))")
+            parts.append("heading \(fixedBearing(heading, 1))° true\(from), accuracy \(s("CompassAccuracy"))")
         } else if magnetic.isFinite {
-            parts.append("heading \(fixedBearing(magnetic, 1))° magnetic (no location for true north), accuracy \(s("CompassAccuracy"))")
+            parts.append("heading \(fixedBearing(magnetic, 1))° magnetic\(from) (no location for true north), accuracy \(s("CompassAccuracy"))")
         } else {
             parts.append(p["HasCompass"]?.bool == true ? "heading unknown" : "no compass (or not claimed)")
         }

@@ -11,9 +11,10 @@ extension Daemon {
     /// Starts or stops the raw sensors and iio-sensor-proxy's compass as the model says (only
     /// while the live sources run at all).
     func reconcileHeadingSources() {
-        let sources = model.headingSource
-        if liveSourcesRunning, sources.runsMagnetometer { startSensors() } else if sensors != nil { stopSensors() }
-        if liveSourcesRunning, sources.runsSensorProxy { startSensorProxy() } else { stopSensorProxy() }
+        // Read the model after each step: starting the sensors may report them at once (and so
+        // decide about iio-sensor-proxy) before this returns.
+        if liveSourcesRunning, model.headingSource.runsMagnetometer { startSensors() } else if sensors != nil { stopSensors() }
+        if liveSourcesRunning, model.headingSource.runsSensorProxy { startSensorProxy() } else { stopSensorProxy() }
     }
 
     /// After an input that may change what runs or serves: reconcile, and one log line when the

@@ -13,11 +13,15 @@ import QiblaPlatform
 import QiblaSensorProxy
 import QiblaState
 
-/// The wiring: connects the adapters (bus, gpsd, IIO, state files) to the ``DaemonModel`` and the
-/// ``PropertyPublisher``. Every event becomes an input to the model; after each, the model's
-/// properties go to the bus service and the publisher says what to signal. No policy lives here:
-/// what to publish, when a fix matters, how the heading and its accuracy are made is decided in
-/// QiblaDaemon and QiblaCore.
+/// The wiring: connects the adapters (bus, gpsd, GeoClue2, IIO, iio-sensor-proxy, state files) to
+/// the ``DaemonModel`` and the ``PropertyPublisher``. Every event becomes an input to the model;
+/// after each, the model's properties go to the bus service and the publisher says what to signal.
+/// No policy lives here: what to publish, when a fix matters, which heading source serves, how the
+/// heading and its accuracy are made, which transition is worth a journal line (``DaemonLog``) is
+/// decided in QiblaDaemon and QiblaCore. This file holds start and stop, requests, claims, the
+/// live sources and the sample loop, publishing and reload; each outside world's wiring is an
+/// extension beside it (`Daemon+PositionSources`, `Daemon+HeadingSources`, `Daemon+StateFiles`,
+/// `Daemon+IdleExit`).
 ///
 /// Confined to the event loop: run by the loop's thread, or by the sampling thread while it
 /// borrows the sleeping loop (`EventLoop.runWhileAsleep`), never by two at once; other threads

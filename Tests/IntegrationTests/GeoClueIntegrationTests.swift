@@ -145,7 +145,9 @@ import TestSupport
         let env = try GeoClueEnvironment()
         let feeder = NMEAFeeder(env.nmea, latitude: Self.london.latitude, longitude: Self.london.longitude)
         defer { feeder.stop() }
-        let q = try qiblad(env); defer { q.stop() }
+        // Without a raw magnetometer `auto` would also claim iio-sensor-proxy's compass on its own
+        // connection (SensorProxyIntegrationTests counts that one): here only GeoClue2's is counted.
+        let q = try qiblad(env, configuration: "heading-source = magnetometer\n"); defer { q.stop() }
         try q.start()
         let pid = try #require(q.daemon?.pid)
         sleep(1)

@@ -64,21 +64,10 @@ enum GeoClue2 {
         return message
     }
 
-    // MARK: Messages to the bus daemon
-
-    static func busCall(_ member: String, _ arguments: DBusValue...) throws(DBusError) -> DBusMessage {
-        let message = DBusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                             interface: "org.freedesktop.DBus", member: member)
-        try message.append(contentsOf: arguments)
-        return message
-    }
-
     // MARK: Match rules (D-Bus Specification, "Match Rules")
 
     /// The service appearing, vanishing or changing hands.
-    static let nameOwnerChangedRule =
-        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
-        + "member='NameOwnerChanged',arg0='\(busName)'"
+    static let nameOwnerChangedRule = BusDaemon.nameOwnerChangedRule(for: busName)
 
     /// Signals from one client object: `LocationUpdated` (GeoClue addresses it to us) and
     /// `PropertiesChanged` (broadcast, carries `Active`).

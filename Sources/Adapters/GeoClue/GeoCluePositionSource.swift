@@ -145,9 +145,11 @@ public final class GeoCluePositionSource {
 
     private enum Phase { case idle, acquiring, running, waitingToRetry, denied }
     private var phase = Phase.idle
-    private var connection: DBusConnection?
-    /// Bumped by every attempt, loss and stop: replies to older calls are ignored.
-    private var generation: UInt64 = 0
+    /// The private system-bus connection; its attempt (generation) moves on with every attempt,
+    /// loss and stop, so that replies to older calls are dropped.
+    private var bus: ServiceClientConnection!
+    private var connection: DBusConnection? { bus.connection }
+    private var generation: UInt64 { bus.generation }
     private var retryTimer: EventLoop.Token?
     private var backoffSeconds: Double
     private var failureLogged = false
@@ -168,12 +170,15 @@ public final class GeoCluePositionSource {
         self.logger[metadataKey: "geoclue"] = "\(configuration.desktopId)"
         self.onEvent = onEvent
         backoffSeconds = configuration.initialBackoffSeconds
+        bus = ServiceClientConnection(bus: configuration.bus, loop: loop, callTimeoutSeconds: configuration.callTimeoutSeconds,
+                                      debug: { [logger] in logger.debug("\($0)") },
+                                      onSignal: { [unowned self] in handle($0) },
+                                      onDisconnected: { [unowned self] in lose(.noSystemBus("the connection to the system bus was lost")) })
     }
 
     /// Must run on the loop thread, like every other member.
     deinit {
         if let retryTimer { loop.cancel(retryTimer) }
-        connection?.close()
     }
 
     /// Number of timers this source has armed (the retry timer). Zero when stopped or running.
@@ -200,7 +205,7 @@ public final class GeoCluePositionSource {
     public func stop() {
         guard isActive else { return }
         isActive = false
-        generation &+= 1
+        bus.newAttempt()
         cancel(&retryTimer)
         if let connection, let clientPath {
             for message in [try? GeoClue2.client(clientPath, "Stop"), try? GeoClue2.deleteClient(clientPath)] {
@@ -210,7 +215,7 @@ public final class GeoCluePositionSource {
             }
             connection.flush()
         }
-        closeConnection()
+        bus.close()
         phase = .idle
         logger.debug("GeoClue2 position source stopped")
     }
@@ -222,16 +227,15 @@ public final class GeoCluePositionSource {
         cancel(&retryTimer)
         forgetClient()
         statistics.attempts += 1
-        guard let connection = openConnection() else { return }
-        generation &+= 1
-        let attempt = generation
+        guard openConnection() else { return }
+        let attempt = bus.newAttempt()
         phase = .acquiring
-        call(on: connection, attempt, "NameHasOwner", { () throws(DBusError) in
-            try GeoClue2.busCall("NameHasOwner", .string(GeoClue2.busName))
+        call(attempt, "NameHasOwner", { () throws(DBusError) in
+            try BusDaemon.call("NameHasOwner", .string(GeoClue2.busName))
         }) { [unowned self] owned in
             if owned.first?.bool == true { return createClient(attempt) }
-            call(on: connection, attempt, "ListActivatableNames", { () throws(DBusError) in
-                try GeoClue2.busCall("ListActivatableNames")
+            call(attempt, "ListActivatableNames", { () throws(DBusError) in
+                try BusDaemon.call("ListActivatableNames")
             }) { [unowned self] names in
                 if names.first?.strings?.contains(GeoClue2.busName) == true {
                     createClient(attempt)
@@ -243,8 +247,8 @@ public final class GeoCluePositionSource {
     }
 
     private func createClient(_ attempt: UInt64, member: String = "CreateClient") {
-        guard let connection else { return }
-        call(on: connection, attempt, "Manager.\(member)", { () throws(DBusError) in
+        guard connection != nil else { return }
+        call(attempt, "Manager.\(member)", { () throws(DBusError) in
             member == "CreateClient" ? GeoClue2.createClient() : GeoClue2.getClient()
         }) { [unowned self] reply in
             guard let path = reply.first?.objectPath else {
@@ -252,7 +256,7 @@ public final class GeoCluePositionSource {
             }
             hasSeenService = true
             clientPath = path
-            addMatch(GeoClue2.clientSignalsRule(path), on: connection)
+            bus.addMatch(GeoClue2.clientSignalsRule(path))
             configureClient(path, attempt)
         } onUnknownMethod: { [unowned self] in
             // GeoClue 2.4 has GetClient only.
@@ -261,7 +265,7 @@ public final class GeoCluePositionSource {
     }
 
     private func configureClient(_ path: String, _ attempt: UInt64) {
-        guard let connection else { return }
+        guard connection != nil else { return }
         let settings: [(String, DBusValue)] = [
             ("DesktopId", .string(configuration.desktopId)),
             ("RequestedAccuracyLevel", .uint32(configuration.accuracyLevel.rawValue)),
@@ -270,7 +274,7 @@ public final class GeoCluePositionSource {
         func set(_ index: Int) {
             guard index < settings.count else { return startClient(path, attempt) }
             let (name, value) = settings[index]
-            call(on: connection, attempt, "setting \(name)", { () throws(DBusError) in
+            call(attempt, "setting \(name)", { () throws(DBusError) in
                 try GeoClue2.setClientProperty(path, name, value)
             }) { _ in set(index + 1) }
         }
@@ -278,8 +282,8 @@ public final class GeoCluePositionSource {
     }
 
     private func startClient(_ path: String, _ attempt: UInt64) {
-        guard let connection else { return }
-        call(on: connection, attempt, "Client.Start", { () throws(DBusError) in try GeoClue2.client(path, "Start") },
+        guard connection != nil else { return }
+        call(attempt, "Client.Start", { () throws(DBusError) in try GeoClue2.client(path, "Start") },
              timeoutSeconds: configuration.startTimeoutSeconds) { [unowned self] _ in
             phase = .running
             isRunning = true
@@ -290,7 +294,7 @@ public final class GeoCluePositionSource {
             guard generation == attempt, !hasCurrentFix else { return }
             // A location GeoClue already had may have been signalled before Start's reply; if not,
             // the client's Location property names it.
-            call(on: connection, attempt, "reading Client.Location", { () throws(DBusError) in
+            call(attempt, "reading Client.Location", { () throws(DBusError) in
                 let message = try DBusMessage.methodCall(validatingDestination: GeoClue2.busName, path: path,
                                                          interface: GeoClue2.propertiesInterface, member: "Get")
                 try message.append(.string(GeoClue2.clientInterface), .string("Location"))
@@ -305,8 +309,8 @@ public final class GeoCluePositionSource {
     // MARK: Locations
 
     private func readLocation(_ path: String, _ attempt: UInt64) {
-        guard let connection else { return }
-        call(on: connection, attempt, "GetAll on \(path)", { () throws(DBusError) in
+        guard connection != nil else { return }
+        call(attempt, "GetAll on \(path)", { () throws(DBusError) in
             try GeoClue2.getAllLocationProperties(path)
         }, ignoring: [DBusError.unknownObjectName, DBusError.unknownMethodName, DBusError.unknownInterfaceName]) { [unowned self] reply in
             let fix: GeoClueFix
@@ -338,9 +342,7 @@ public final class GeoCluePositionSource {
         guard isActive, message.type == .signal else { return }
         switch (message.interface, message.member) {
         case ("org.freedesktop.DBus", "NameOwnerChanged"):
-            guard message.sender == "org.freedesktop.DBus",
-                  let args = try? message.arguments(expecting: "sss"), args[0].string == GeoClue2.busName,
-                  let oldOwner = args[1].string, let newOwner = args[2].string else { return }
+            guard let (oldOwner, newOwner) = BusDaemon.ownerChange(of: GeoClue2.busName, in: message) else { return }
             if !oldOwner.isEmpty, phase == .acquiring || phase == .running {
                 lose(.vanished)
             }
@@ -380,7 +382,7 @@ public final class GeoCluePositionSource {
         guard isActive else { return }
         let hadFix = hasCurrentFix
         forgetClient()
-        generation &+= 1
+        bus.newAttempt()
         let missing: Bool
         switch reason {
         case .notOnBus, .noSystemBus: missing = true
@@ -413,7 +415,7 @@ public final class GeoCluePositionSource {
             connection.send(message)
         }
         forgetClient()
-        generation &+= 1
+        bus.newAttempt()
         phase = .denied
         logger.debug("GeoClue2 refused the client: \(error.message)")
         if hadFix { onEvent(.fixLost) }
@@ -434,7 +436,7 @@ public final class GeoCluePositionSource {
     /// Drops what belongs to the current client (its match rule, path, fix).
     private func forgetClient() {
         if let clientPath, let connection, connection.isConnected {
-            removeMatch(GeoClue2.clientSignalsRule(clientPath), on: connection)
+            bus.removeMatch(GeoClue2.clientSignalsRule(clientPath))
         }
         clientPath = nil
         isRunning = false
@@ -443,53 +445,15 @@ public final class GeoCluePositionSource {
 
     // MARK: The connection
 
-    private func openConnection() -> DBusConnection? {
-        if let connection, connection.isConnected { return connection }
-        closeConnection()
-        let opened: DBusConnection
+    /// Opens the connection (with the rule for GeoClue2's name) unless it is open; false, after
+    /// reporting, when there is no system bus.
+    private func openConnection() -> Bool {
         do {
-            opened = try DBusConnection(configuration.bus)
+            _ = try bus.open(matchRules: [GeoClue2.nameOwnerChangedRule])
+            return true
         } catch {
             lose(.noSystemBus(error.message.isEmpty ? error.name : error.message))
-            return nil
-        }
-        opened.attach(to: loop)
-        opened.onSignal { [weak self] message in self?.handle(message) }
-        opened.onDisconnected = { [weak self] in
-            guard let self else { return }
-            closeConnection()
-            lose(.noSystemBus("the connection to the system bus was lost"))
-        }
-        connection = opened
-        addMatch(GeoClue2.nameOwnerChangedRule, on: opened)
-        return opened
-    }
-
-    /// Closes the connection. Its pending calls complete at once with `Disconnected`: the
-    /// generation moves on first so that they are ignored.
-    private func closeConnection() {
-        generation &+= 1
-        let closing = connection
-        connection = nil
-        closing?.close()
-    }
-
-    /// `AddMatch` as an asynchronous call to the bus daemon (the rule is in place before any later
-    /// message of ours is handled, as the bus reads our messages in order).
-    private func addMatch(_ rule: String, on connection: DBusConnection) {
-        busDaemonCall("AddMatch", rule, on: connection)
-    }
-
-    private func removeMatch(_ rule: String, on connection: DBusConnection) {
-        busDaemonCall("RemoveMatch", rule, on: connection)
-    }
-
-    private func busDaemonCall(_ member: String, _ rule: String, on connection: DBusConnection) {
-        guard let message = try? GeoClue2.busCall(member, .string(rule)) else { return }
-        connection.callAsync(message, timeoutMilliseconds: milliseconds(configuration.callTimeoutSeconds)) { [weak self] result in
-            if case .failure(let error) = result, error.name != DBusError.disconnectedName {
-                self?.logger.debug("\(member) \(rule) failed: \(error)")
-            }
+            return false
         }
     }
 
@@ -499,7 +463,7 @@ public final class GeoCluePositionSource {
     /// ends the attempt: AccessDenied → ``denied(_:)``, no reply → ``GeoClueUnavailability/noAnswer(_:)``,
     /// no such service → ``GeoClueUnavailability/notOnBus``, anything else →
     /// ``GeoClueUnavailability/failed(_:)``; errors named in `ignoring` are only logged.
-    private func call(on connection: DBusConnection, _ attempt: UInt64, _ what: String,
+    private func call(_ attempt: UInt64, _ what: String,
                       _ build: () throws(DBusError) -> DBusMessage, timeoutSeconds: Double? = nil,
                       ignoring: Set<String> = [], then: @escaping ([DBusValue]) -> Void,
                       onUnknownMethod: (() -> Void)? = nil) {
@@ -508,13 +472,10 @@ public final class GeoCluePositionSource {
             return lose(.failed("cannot build \(what): \(error)"))
         }
         let timeout = timeoutSeconds ?? configuration.callTimeoutSeconds
-        connection.callAsync(message, timeoutMilliseconds: milliseconds(timeout)) { [weak self] result in
-            guard let self, isActive, generation == attempt else { return }
+        bus.call(message, attempt: attempt, timeoutSeconds: timeout) { [weak self] result in
+            guard let self, isActive else { return }
             switch result {
-            case .success(let reply):
-                guard let arguments = try? reply.arguments() else {
-                    return lose(.failed("cannot decode the reply to \(what)"))
-                }
+            case .success(let arguments):
                 then(arguments)
             case .failure(let error):
                 if ignoring.contains(error.name) {
@@ -529,24 +490,18 @@ public final class GeoCluePositionSource {
     }
 
     private func fail(_ error: DBusError, during what: String, timeout: Double) {
-        switch error.name {
-        case DBusError.accessDeniedName:
+        if error.name == DBusError.accessDeniedName {
             denied(error)
-        case DBusError.noReplyName, DBusError.timeoutName:
+        } else if error.meansNoAnswer {
             lose(.noAnswer("\(what) within \(timeout) s"))
-        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
-             "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.Failed":
+        } else if error.meansServiceMissing {
             lose(hasSeenService ? .vanished : .notOnBus)
-        case DBusError.disconnectedName:
-            closeConnection()
+        } else if error.name == DBusError.disconnectedName {
+            bus.close()
             lose(.noSystemBus("the connection to the system bus was lost"))
-        default:
+        } else {
             lose(.failed("\(what) failed: \(error)"))
         }
-    }
-
-    private func milliseconds(_ seconds: Double) -> Int32 {
-        Int32(clamping: Int((seconds * 1000).rounded()))
     }
 
     private func cancel(_ token: inout EventLoop.Token?) {

@@ -38,19 +38,10 @@ enum SensorProxy {
         return message
     }
 
-    static func busCall(_ member: String, _ arguments: DBusValue...) throws(DBusError) -> DBusMessage {
-        let message = DBusMessage.methodCall(destination: "org.freedesktop.DBus", path: "/org/freedesktop/DBus",
-                                             interface: "org.freedesktop.DBus", member: member)
-        try message.append(contentsOf: arguments)
-        return message
-    }
-
     // MARK: Match rules (D-Bus Specification, "Match Rules")
 
     /// The service appearing, vanishing or restarting.
-    static let nameOwnerChangedRule =
-        "type='signal',sender='org.freedesktop.DBus',path='/org/freedesktop/DBus',interface='org.freedesktop.DBus',"
-        + "member='NameOwnerChanged',arg0='\(busName)'"
+    static let nameOwnerChangedRule = BusDaemon.nameOwnerChangedRule(for: busName)
 
     /// `PropertiesChanged` of the compass object (`HasCompass`, `CompassHeading`).
     static let compassChangedRule =

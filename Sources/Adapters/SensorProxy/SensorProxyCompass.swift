@@ -101,9 +101,9 @@ public final class SensorProxyCompass {
     /// Headings rejected as not a heading.
     public private(set) var rejectedReadings = 0
 
-    private var connection: DBusConnection?
-    /// Bumped by every attempt, loss and stop: replies to older calls are ignored.
-    private var generation: UInt64 = 0
+    /// The private system-bus connection; its attempt (generation) moves on with every claim,
+    /// loss and stop, so that replies to older calls are dropped.
+    private var bus: ServiceClientConnection!
     private var timer: EventLoop.Token?
     private var backoffSeconds: Double
     private var hasCompass = false
@@ -115,12 +115,15 @@ public final class SensorProxyCompass {
         self.logger = logger
         self.onEvent = onEvent
         backoffSeconds = configuration.initialBackoffSeconds
+        bus = ServiceClientConnection(bus: configuration.bus, loop: loop, callTimeoutSeconds: configuration.callTimeoutSeconds,
+                                      debug: { [logger] in logger.debug("\($0)") },
+                                      onSignal: { [unowned self] in handle($0) },
+                                      onDisconnected: { [unowned self] in lose(.noSystemBus("the connection to the system bus was lost")) })
     }
 
     /// Must run on the loop thread, like every other member.
     deinit {
         if let timer { loop.cancel(timer) }
-        connection?.close()
     }
 
     /// Timers armed now (the confirmation or the retry timer): zero when stopped.
@@ -142,14 +145,9 @@ public final class SensorProxyCompass {
     public func stop() {
         guard isActive else { return }
         isActive = false
-        if let connection, isClaimed {
-            let release = SensorProxy.compass("ReleaseCompass")
-            release.noReplyExpected = true
-            connection.send(release)
-            connection.flush()
-        }
+        if isClaimed { bus.sendWithoutReply(SensorProxy.compass("ReleaseCompass")) }
         forget()
-        closeConnection()
+        bus.close()
         logger.debug("iio-sensor-proxy compass source stopped")
     }
 
@@ -158,13 +156,16 @@ public final class SensorProxyCompass {
     private func claim() {
         guard isActive else { return }
         cancelTimer()
-        guard let connection = openConnection() else { return }
-        generation &+= 1
-        let attempt = generation
-        call(SensorProxy.compass("ClaimCompass"), on: connection, attempt, "ClaimCompass") { [unowned self] _ in
+        do {
+            _ = try bus.open(matchRules: [SensorProxy.nameOwnerChangedRule, SensorProxy.compassChangedRule])
+        } catch {
+            return lose(.noSystemBus(error.message.isEmpty ? error.name : error.message))
+        }
+        let attempt = bus.newAttempt()
+        call(SensorProxy.compass("ClaimCompass"), attempt, "ClaimCompass") { [unowned self] _ in
             isClaimed = true
             backoffSeconds = configuration.initialBackoffSeconds
-            call({ () throws(DBusError) in try SensorProxy.getAllCompassProperties() }, on: connection, attempt, "GetAll") { [unowned self] reply in
+            call({ () throws(DBusError) in try SensorProxy.getAllCompassProperties() }, attempt, "GetAll") { [unowned self] reply in
                 let properties = reply.first?.stringKeyedDictionary ?? [:]
                 let present = properties["HasCompass"]?.unwrappingVariants.bool ?? false
                 logger.info("claimed iio-sensor-proxy's compass (\(present ? "a compass is present" : "no compass yet"))")
@@ -184,28 +185,23 @@ public final class SensorProxyCompass {
 
     private func handle(_ message: DBusMessage) {
         guard isActive, message.type == .signal else { return }
-        switch (message.interface, message.member) {
-        case ("org.freedesktop.DBus", "NameOwnerChanged"):
-            guard message.sender == "org.freedesktop.DBus", let args = try? message.arguments(expecting: "sss"),
-                  args[0].string == SensorProxy.busName, let oldOwner = args[1].string, let newOwner = args[2].string else { return }
-            if !oldOwner.isEmpty { lose(.vanished) }
-            if !newOwner.isEmpty {
-                logger.debug("iio-sensor-proxy appeared on the bus as \(newOwner); claiming its compass")
+        if let change = BusDaemon.ownerChange(of: SensorProxy.busName, in: message) {
+            if !change.oldOwner.isEmpty { lose(.vanished) }
+            if !change.newOwner.isEmpty {
+                logger.debug("iio-sensor-proxy appeared on the bus as \(change.newOwner); claiming its compass")
                 claim()
             }
-        case (SensorProxy.propertiesInterface, "PropertiesChanged"):
-            guard isClaimed, message.path == SensorProxy.compassPath,
-                  let args = try? message.arguments(expecting: "sa{sv}as"), args[0].string == SensorProxy.compassInterface,
-                  let changed = args[1].stringKeyedDictionary else { return }
-            if let present = changed["HasCompass"]?.unwrappingVariants.bool {
-                // iio-sensor-proxy sends the heading it last had along with a compass appearing: not a reading.
-                if present != hasCompass { compassPresence(present) }
-                return
-            }
-            if let value = changed["CompassHeading"] { reading(SensorProxyHeadingReading(value)) }
-        default:
             return
         }
+        guard isClaimed, message.interface == SensorProxy.propertiesInterface, message.member == "PropertiesChanged",
+              message.path == SensorProxy.compassPath, let args = try? message.arguments(expecting: "sa{sv}as"),
+              args[0].string == SensorProxy.compassInterface, let changed = args[1].stringKeyedDictionary else { return }
+        if let present = changed["HasCompass"]?.unwrappingVariants.bool {
+            // iio-sensor-proxy sends the heading it last had along with a compass appearing: not a reading.
+            if present != hasCompass { compassPresence(present) }
+            return
+        }
+        if let value = changed["CompassHeading"] { reading(SensorProxyHeadingReading(value)) }
     }
 
     private func reading(_ reading: SensorProxyHeadingReading) {
@@ -227,11 +223,11 @@ public final class SensorProxyCompass {
 
     private func armConfirmation() {
         cancelTimer()
-        let attempt = generation
+        let attempt = bus.generation
         timer = loop.schedule(after: .seconds(configuration.confirmAfterSeconds)) { [unowned self] in
             timer = nil
-            guard isActive, generation == attempt, let connection, heading != nil else { return }
-            call({ () throws(DBusError) in try SensorProxy.getCompassProperty("CompassHeading") }, on: connection, attempt,
+            guard isActive, bus.generation == attempt, heading != nil else { return }
+            call({ () throws(DBusError) in try SensorProxy.getCompassProperty("CompassHeading") }, attempt,
                  "Get CompassHeading", timeoutSeconds: configuration.confirmTimeoutSeconds) { [unowned self] reply in
                 reading(SensorProxyHeadingReading(reply.first))
             }
@@ -250,7 +246,7 @@ public final class SensorProxyCompass {
     private func lose(_ reason: SensorProxyUnavailability) {
         guard isActive else { return }
         forget()
-        generation &+= 1
+        bus.newAttempt()
         logger.debug("iio-sensor-proxy compass unavailable: \(reason)")
         onEvent(.unavailable(reason, retrying: true))
         scheduleRetry()
@@ -283,94 +279,44 @@ public final class SensorProxyCompass {
         timer = nil
     }
 
-    // MARK: The connection
-
-    private func openConnection() -> DBusConnection? {
-        if let connection, connection.isConnected { return connection }
-        closeConnection()
-        let opened: DBusConnection
-        do {
-            opened = try DBusConnection(configuration.bus)
-        } catch {
-            lose(.noSystemBus(error.message.isEmpty ? error.name : error.message))
-            return nil
-        }
-        opened.attach(to: loop)
-        opened.onSignal { [weak self] message in self?.handle(message) }
-        opened.onDisconnected = { [weak self] in
-            guard let self else { return }
-            closeConnection()
-            lose(.noSystemBus("the connection to the system bus was lost"))
-        }
-        connection = opened
-        for rule in [SensorProxy.nameOwnerChangedRule, SensorProxy.compassChangedRule] {
-            guard let message = try? SensorProxy.busCall("AddMatch", .string(rule)) else { continue }
-            opened.callAsync(message, timeoutMilliseconds: milliseconds(configuration.callTimeoutSeconds)) { [weak self] result in
-                if case .failure(let error) = result, error.name != DBusError.disconnectedName {
-                    self?.logger.debug("AddMatch \(rule) failed: \(error)")
-                }
-            }
-        }
-        return opened
-    }
-
-    private func closeConnection() {
-        generation &+= 1
-        let closing = connection
-        connection = nil
-        closing?.close()
-    }
-
     // MARK: Calls
 
-    private func call(_ message: DBusMessage, on connection: DBusConnection, _ attempt: UInt64, _ what: String,
-                      timeoutSeconds: Double? = nil, then: @escaping ([DBusValue]) -> Void) {
-        call({ () throws(DBusError) in message }, on: connection, attempt, what, timeoutSeconds: timeoutSeconds, then: then)
+    private func call(_ message: DBusMessage, _ attempt: UInt64, _ what: String, timeoutSeconds: Double? = nil,
+                      then: @escaping ([DBusValue]) -> Void) {
+        call({ () throws(DBusError) in message }, attempt, what, timeoutSeconds: timeoutSeconds, then: then)
     }
 
-    /// One asynchronous call whose reply matters only while `attempt` is current; an error ends
-    /// the attempt (AccessDenied: no retry; anything else: retry with backoff).
-    private func call(_ build: () throws(DBusError) -> DBusMessage, on connection: DBusConnection, _ attempt: UInt64,
-                      _ what: String, timeoutSeconds: Double? = nil, then: @escaping ([DBusValue]) -> Void) {
+    /// One call of `attempt`; an error ends the attempt (AccessDenied: no retry; anything else:
+    /// retry with backoff).
+    private func call(_ build: () throws(DBusError) -> DBusMessage, _ attempt: UInt64, _ what: String,
+                      timeoutSeconds: Double? = nil, then: @escaping ([DBusValue]) -> Void) {
         let message: DBusMessage
         do { message = try build() } catch {
             return lose(.failed("cannot build \(what): \(error)"))
         }
-        let timeout = timeoutSeconds ?? configuration.callTimeoutSeconds
-        connection.callAsync(message, timeoutMilliseconds: milliseconds(timeout)) { [weak self] result in
-            guard let self, isActive, generation == attempt else { return }
+        bus.call(message, attempt: attempt, timeoutSeconds: timeoutSeconds) { [weak self] result in
+            guard let self, isActive else { return }
             switch result {
-            case .success(let reply):
-                guard let arguments = try? reply.arguments() else { return lose(.failed("cannot decode the reply to \(what)")) }
-                then(arguments)
-            case .failure(let error):
-                fail(error, during: what, timeout: timeout)
+            case .success(let arguments): then(arguments)
+            case .failure(let error): fail(error, during: what, timeout: timeoutSeconds ?? configuration.callTimeoutSeconds)
             }
         }
     }
 
     private func fail(_ error: DBusError, during what: String, timeout: Double) {
-        switch error.name {
-        case DBusError.accessDeniedName:
+        if error.name == DBusError.accessDeniedName {
             forget()
-            generation &+= 1
-            closeConnection()
+            bus.close()
             onEvent(.accessDenied(message: error.message))
-        case DBusError.noReplyName, DBusError.timeoutName:
+        } else if error.meansNoAnswer {
             lose(.noAnswer("\(what) within \(timeout) s"))
-        case "org.freedesktop.DBus.Error.ServiceUnknown", "org.freedesktop.DBus.Error.NameHasNoOwner",
-             "org.freedesktop.DBus.Error.Spawn.ChildExited", "org.freedesktop.DBus.Error.Spawn.Failed",
-             DBusError.unknownObjectName, DBusError.unknownMethodName:
+        } else if error.meansServiceMissing || error.name == DBusError.unknownObjectName || error.name == DBusError.unknownMethodName {
             lose(.notOnBus)
-        case DBusError.disconnectedName:
-            closeConnection()
+        } else if error.name == DBusError.disconnectedName {
+            bus.close()
             lose(.noSystemBus("the connection to the system bus was lost"))
-        default:
+        } else {
             lose(.failed("\(what) failed: \(error)"))
         }
-    }
-
-    private func milliseconds(_ seconds: Double) -> Int32 {
-        Int32(clamping: Int((seconds * 1000).rounded()))
     }
 }
