@@ -48,12 +48,13 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 /// gyroscope bias b (rad/s, device frame); the error state is δθ (world frame, radians) and δb, with
 /// a 6×6 covariance P kept as three 3×3 blocks (no allocation per sample).
 ///
-/// - **Propagation** (Solà eq. 282 for global errors): q ← q ⊗ exp((ω − b)Δt), δθ' = −R δb − R n,
+/// - **Propagation** (Solà eq. 282 for global errors): q ← q ⊗ exp((ω − b)Δt) with ω the new
+///   sample taken as the mean rate over the period ending at its timestamp, δθ' = −R δb − R n,
 ///   so Φ = [[I, −RΔt], [0, I]], Q = diag((σ_g² + (k_s|ω|)²·1 s)Δt·I, σ_b²Δt·I) — the gyroscope's
 ///   angle random walk, its scale-factor error k_s made white over a one-second correlation time,
 ///   and the bias' random walk (temperature).
 /// - **Gravity** (two scalar updates): r = R·â − (0, 0, −1) ≈ (δθ_N… ) i.e. r_x = δθ_y,
-///   r_y = −δθ_x, with noise σ² = (σ_a² + (2·||a| − g₀|)² + (c_ω|ω|)² + 4·⟨(|a| − g₀)²⟩) / g₀²
+///   r_y = −δθ_x, with noise σ² = (σ_a² + (2·||a| − g₀|)² + (c_ω|ω|)² + ⟨(|a| − g₀)²⟩) / g₀²
 ///   (⟨⟩ a running mean over a second): the accelerometer is trusted only near 1 g, while the
 ///   phone does not turn fast (hand and centripetal acceleration) and while the hand is calm (a
 ///   walk's steps), and not at all beyond ``Configuration/accelerationGateMetresPerSecondSquared``.
@@ -106,7 +107,7 @@ public struct AttitudeFilter: Sendable {
         /// the magnetometer's yaw as ·tan|I| and is added to that measurement's noise, so at a
         /// high dip the yaw leans longer on the gyroscope.
         public var correlatedTiltErrorRadians = 0.005
-        /// Time constant of the running RMS of |a| − g₀ that adds (twice) to the accelerometer's
+        /// Time constant of the running RMS of |a| − g₀ that adds to the accelerometer's
         /// noise, seconds (default 1: steps at 2 Hz keep it up).
         public var motionTimeConstantSeconds = 1.0
         /// ||a| − g₀| above which an accelerometer sample is not used at all, m/s² (default 1.5).
@@ -269,7 +270,15 @@ public struct AttitudeFilter: Sendable {
         if let t0 = stateTime, time < t0 - configuration.maximumGyroscopeGapSeconds { unseed() }
         if isSeeded, let last = lastGyroscopeTime, time - last <= configuration.maximumGyroscopeGapSeconds,
            let t0 = stateTime {
-            propagate(by: time - t0, rate: (lastRate + omega) * 0.5)
+            // The sample is the rate over the period that ends at `time` (a gyroscope's low-pass
+            // filter at about half the sample rate delays it by about half a period). The part of
+            // the period already predicted on the previous rate (for the accelerometer's and the
+            // magnetometer's samples in between) is redone on this one.
+            let predicted = t0 - last
+            if predicted > 0, time > t0 {
+                attitude = (attitude * Quaternion(rotationVector: (omega - lastRate) * predicted)).normalized ?? attitude
+            }
+            propagate(by: time - t0, rate: omega)
             stateTime = max(t0, time)
         } else {
             seed()
@@ -305,7 +314,7 @@ public struct AttitudeFilter: Sendable {
         let rate = (lastRate - gyroscopeBiasRadiansPerSecond).length
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
-        let noise = (sa * sa + 4 * deviation * deviation + sr * sr + 2 * accelerationDeviationVariance) / (g * g)
+        let noise = (sa * sa + 4 * deviation * deviation + sr * sr + accelerationDeviationVariance) / (g * g)
         let r = attitude.rotate(direction) - Vector3(0, 0, -1)
         // r_x = δθ_y, r_y = −δθ_x (world frame); the yaw gain is zeroed.
         update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false)
