@@ -54,7 +54,7 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   angle random walk, its scale-factor error k_s made white over a one-second correlation time,
 ///   and the bias' random walk (temperature).
 /// - **Gravity** (two scalar updates): r = R·â − (0, 0, −1) ≈ (δθ_N… ) i.e. r_x = δθ_y,
-///   r_y = −δθ_x, with noise σ² = (σ_a² + (2·||a| − g₀|)² + (c_ω|ω|)² + ⟨(|a| − g₀)²⟩) / g₀²
+///   r_y = −δθ_x, with noise σ² = (σ_a² + (2·||a| − g₀|)² + (c_ω|ω|)² + ⟨(|a| − g₀)²⟩/2) / g₀²
 ///   (⟨⟩ a running mean over a second): the accelerometer is trusted only near 1 g, while the
 ///   phone does not turn fast (hand and centripetal acceleration) and while the hand is calm (a
 ///   walk's steps), and not at all beyond ``Configuration/accelerationGateMetresPerSecondSquared``.
@@ -314,7 +314,7 @@ public struct AttitudeFilter: Sendable {
         let rate = (lastRate - gyroscopeBiasRadiansPerSecond).length
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
-        let noise = (sa * sa + 4 * deviation * deviation + sr * sr + accelerationDeviationVariance) / (g * g)
+        let noise = (sa * sa + 4 * deviation * deviation + sr * sr + 0.5 * accelerationDeviationVariance) / (g * g)
         let r = attitude.rotate(direction) - Vector3(0, 0, -1)
         // r_x = δθ_y, r_y = −δθ_x (world frame); the yaw gain is zeroed.
         update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false)
@@ -546,7 +546,7 @@ public struct AttitudeFilter: Sendable {
         let g = TiltCompensation.standardGravity
         let deviation = abs(a.length - g)
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
-        let tilt = (sa * sa + 4 * deviation * deviation) / (g * g)
+        let tilt = (sa * sa + deviation * deviation) / (g * g)
         let horizontal = max(1e-3, o.fieldStrengthMicrotesla * cos(Angle.radians(o.inclinationDegrees)))
         let sm = configuration.magnetometerNoiseMicrotesla / horizontal
         let leak = tan(Angle.radians(min(85, abs(o.inclinationDegrees))))
