@@ -54,7 +54,7 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   angle random walk, its scale-factor error k_s made white over a one-second correlation time,
 ///   and the bias' random walk (temperature).
 /// - **Gravity** (two scalar updates): r = R·â − (0, 0, −1) ≈ (δθ_N… ) i.e. r_x = δθ_y,
-///   r_y = −δθ_x, with noise σ² = (σ_a² + (2·||a| − g₀|)² + (c_ω|ω|)² + ⟨(|a| − g₀)²⟩/2) / g₀²
+///   r_y = −δθ_x, with noise σ² = (σ_a² + (2·||a| − g₀|)² + (c_ω|ω|)² + 0.4·⟨(|a| − g₀)²⟩) / g₀²
 ///   (⟨⟩ a running mean over a second): the accelerometer is trusted only near 1 g, while the
 ///   phone does not turn fast (hand and centripetal acceleration) and while the hand is calm (a
 ///   walk's steps), and not at all beyond ``Configuration/accelerationGateMetresPerSecondSquared``.
@@ -90,7 +90,7 @@ public struct AttitudeFilter: Sendable {
         /// 0.017 °/s/√Hz, twice an MPU-6050's datasheet figure, for quantisation and vibration).
         public var gyroscopeNoiseRadiansPerSecondPerRootHertz = 1.5e-4
         /// Random walk of the gyroscope bias (temperature drift), rad/s/√s (default 3e-4).
-        public var gyroscopeBiasRandomWalkRadiansPerSecondPerRootSecond = 1e-4
+        public var gyroscopeBiasRandomWalkRadiansPerSecondPerRootSecond = 2e-4
         /// One-sigma bias of an unknown gyroscope before any correction, rad/s (default 0.035
         /// ≈ 2 °/s; MPU-6050: ±20 °/s before trim, a few °/s after).
         public var initialGyroscopeBiasSigmaRadiansPerSecond = 0.035
@@ -314,7 +314,7 @@ public struct AttitudeFilter: Sendable {
         let rate = (lastRate - gyroscopeBiasRadiansPerSecond).length
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
-        let noise = (sa * sa + 4 * deviation * deviation + sr * sr + 0.5 * accelerationDeviationVariance) / (g * g)
+        let noise = (sa * sa + 4 * deviation * deviation + sr * sr + 0.4 * accelerationDeviationVariance) / (g * g)
         let r = attitude.rotate(direction) - Vector3(0, 0, -1)
         // r_x = δθ_y, r_y = −δθ_x (world frame); the yaw gain is zeroed.
         update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false)
