@@ -243,7 +243,7 @@ enum FusionSweep {
     }
 
     /// The same at 100 Hz (every goal holds) and at 20 Hz: the accuracy goals and the 3σ share
-    /// hold, but the sigma is too cautious for the 90 % ceiling in one scene (table/high, 93 %
+    /// hold, but the sigma is too cautious for the 90 % ceiling in one scene (table/high, 92–93 %
     /// within 1σ when measured), so 20 Hz is not the rate that meets every goal.
     @Test(arguments: [20.0, 100.0])
     func sweepAtOtherRates(_ rate: Double) {
