@@ -121,6 +121,20 @@ private func rotationVector(_ m: Matrix3) -> Vector3 {
                 "samples \(m.calibrator.storedSampleCount), progress \(m.state.calibrationProgress)")
     }
 
+    @Test func nonFiniteGyroscopeSamplesNeverReachTheHeading() {
+        let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 300)
+        var m = CompassModel()
+        phone.feed(&m, from: 0, seconds: 2)
+        for (k, bad) in [Double.nan, .infinity, -.infinity].enumerated() {
+            m.apply(.angularVelocity(Vector3(bad, 0, 0), timeSeconds: 2 + Double(k) * 0.01), expectedField: phone.field)
+            m.apply(.angularVelocity(.zero, timeSeconds: bad), expectedField: phone.field)
+            m.apply(.acceleration(Vector3(0, bad, 9.8), timeSeconds: 2 + Double(k) * 0.01), expectedField: phone.field)
+            #expect(m.state.magneticHeadingDegrees.isFinite && m.state.headingErrorDegrees.isFinite)
+        }
+        phone.feed(&m, from: 2.1, seconds: 0.5)
+        #expect(m.state.fused && abs(Angle.turn(from: 300, to: m.state.magneticHeadingDegrees)) < 0.5)
+    }
+
     @Test func aMagnetNoLongerDragsTheFusedNeedle() {
         let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 60)
         var m = CompassModel()

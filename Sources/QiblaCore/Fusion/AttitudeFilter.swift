@@ -216,6 +216,8 @@ public struct AttitudeFilter: Sendable {
     /// Running mean of (|a| − g₀)², m²/s⁴, and the time of the last accelerometer sample.
     private var accelerationDeviationVariance = 0.0
     private var accelerationTime: Double?
+    /// Time of the last sample that updated the learned reference, seconds.
+    private var referenceTime: Double?
     /// Dip of the last agreeing field sample, degrees (for the accelerometer bias' leak).
     private var lastInclinationDegrees = 0.0
 
@@ -264,6 +266,7 @@ public struct AttitudeFilter: Sendable {
     public mutating func magneticReferenceChanged(widenYawDegrees yawDegrees: Double) {
         learnedField = nil
         learnedInclination = nil
+        referenceTime = nil
         disagreementStart = nil
         gateRejectionStart = nil
         let widen = Angle.radians(yawDegrees.isFinite ? max(0, yawDegrees) : 0)
@@ -367,7 +370,7 @@ public struct AttitudeFilter: Sendable {
             agreementStart = nil
             if validExpected == nil, !disturbed, let start = disagreementStart,
                time - start >= configuration.relearnReferenceSeconds {
-                learnedField = strength; learnedInclination = inclination; disagreementStart = nil
+                learnedField = strength; learnedInclination = inclination; disagreementStart = nil; referenceTime = time
             }
             return nil
         }
@@ -413,7 +416,8 @@ public struct AttitudeFilter: Sendable {
             magneticState = .tracking
             recoveryStart = nil
         }
-        let alpha = min(1, 0.02 / max(0.02, configuration.referenceTimeConstantSeconds))
+        let alpha = 1 - exp(-max(0, time - (referenceTime ?? time)) / max(1e-3, configuration.referenceTimeConstantSeconds))
+        referenceTime = time
         learnedField = (learnedField ?? strength) + alpha * (strength - (learnedField ?? strength))
         learnedInclination = (learnedInclination ?? inclination) + alpha * (inclination - (learnedInclination ?? inclination))
         lastInclinationDegrees = inclination
