@@ -66,8 +66,8 @@ public enum HeadingSource: String, Sendable, CaseIterable {
 ///
 /// With a gyroscope (issue 30): while gyroscope samples arrive, the heading comes from QiblaCore's
 /// `AttitudeFilter` instead (``CompassState/fused``): every sample of the three sensors feeds it in
-/// time order, the magnetometer's calibrated by the correction in force, with the expected field
-/// (the accepted fit's radius and WMM's dip) and the calibrator's interference flag; the
+/// time order, the magnetometer's calibrated by the correction in force, with the calibrator's
+/// interference flag (the filter itself holds off a field whose strength or dip changes); the
 /// calibrator keeps learning from every raw sample, with the filter's vertical for its dip
 /// constraint; `HeadingError` is `HeadingErrorModel.estimateFused` (the filter's sigma with the
 /// calibration and declination terms). When the gyroscope's samples stop for longer than the
@@ -245,8 +245,10 @@ public struct CompassModel: Sendable {
             calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time)
             applyCalibrationIfChanged()
             latestRawField = vector
-            attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time,
-                                            expected: expectedFilterField(expectedField),
+            // The filter watches for a *change* of the field's strength or dip against the
+            // reference it learns (a magnet passing); the absolute comparison with WMM and the
+            // fit, debounced and with the configured tolerances, is the calibrator's flag.
+            attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
                                             disturbed: calibrator.magneticInterference)
             guard let acceleration = latestAcceleration else { return }
             // Today's path runs all along: its moving average is ready when the gyroscope stops.
@@ -313,15 +315,6 @@ public struct CompassModel: Sendable {
         latestRawField = nil
         latestCalibrationUncertaintyDegrees = nil
         state.fused = false
-    }
-
-    /// What the filter compares the field with: the accepted fit's radius (else WMM's total
-    /// intensity) and WMM's dip — only once the correction is trusted (an accepted fit); before,
-    /// the filter learns the reference from the field itself.
-    private func expectedFilterField(_ field: MagneticField?) -> ExpectedMagneticField? {
-        guard calibrator.state == .calibrated else { return nil }
-        guard let strength = calibrator.fit?.fieldMicrotesla ?? field.map({ $0.totalNanotesla / 1000 }) else { return nil }
-        return ExpectedMagneticField(fieldMicrotesla: strength, inclinationDegrees: field?.inclinationDegrees)
     }
 
     private mutating func publishFused(at time: Double, expectedField field: MagneticField?) {

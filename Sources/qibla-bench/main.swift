@@ -95,6 +95,8 @@ enum BenchmarkName: String, CaseIterable, ExpressibleByArgument {
     case sunPosition = "sun-position"
     case qiblaSunDay = "qibla-sun-day"
     case samplePath = "sample-path"
+    case attitudeFilter = "attitude-filter"
+    case samplePathFused = "sample-path-fused"
 }
 
 /// One magnetometer + accelerometer sample pair, as the daemon feeds `HeadingPipeline.update`.
@@ -111,6 +113,16 @@ struct SensorSample {
 /// the same LCG as the points, seed + 1). Device frame as Android/IIO: x right, y top edge,
 /// z out of the screen.
 enum SensorStream {
+    /// The gyroscope the stream implies at `t` seconds: the heading turns at 10 °/s about the
+    /// vertical and the pitch p = 17.5° + 7.5° sin(0.7 t) about the device x axis, so
+    /// ω = (ṗ, −ψ̇ sin p, −ψ̇ cos p) rad/s, plus ±0.002 rad/s of noise from `index`.
+    static func angularVelocity(at t: Double, index: Int) -> Vector3 {
+        let pitch = Angle.radians(17.5 + 7.5 * sin(0.7 * t))
+        let pitchRate = Angle.radians(7.5 * 0.7 * cos(0.7 * t)), headingRate = Angle.radians(10)
+        let wobble = Double((index &* 2_654_435_761) % 1000) / 1000 * 0.004 - 0.002
+        return Vector3(pitchRate + wobble, -headingRate * sin(pitch), -headingRate * cos(pitch))
+    }
+
     static func generate(count: Int) -> [SensorSample] {
         var state = BenchmarkPoints.seed &+ 1
         func noise(_ amplitude: Double) -> Double {
@@ -312,8 +324,31 @@ struct QiblaBench: ParsableCommand {
                 (results[name], notes) = { let r = SunBenchmarks.solarPosition(points: points, batches: batches, warmup: warmup, sink: &sink); return (r.0, notes + r.1) }()
             case .qiblaSunDay:
                 (results[name], notes) = { let r = SunBenchmarks.qiblaSunDay(points: points, batches: batches, warmup: warmup, sink: &sink); return (r.0, notes + r.1) }()
-            case .samplePath:
-                let r = SamplePathBenchmarks.run(points: points.count, batches: batches, warmup: warmup, sink: &sink)
+            case .attitudeFilter:
+                // The same hand-held stream with the gyroscope it implies
+                // (`SensorStream.angularVelocity(at:index:)`). One filter fed continuously at 20 Hz; each call is one instant: a gyroscope, an
+                // accelerometer and a magnetometer sample and the heading read at the instant.
+                let stream = SensorStream.generate(count: points.count)
+                var filter = AttitudeFilter()
+                var index = 0
+                var tracked = 0, calls = 0
+                results[name] = measure("`AttitudeFilter` gyroscope + accelerometer + magnetometer sample and `heading(at:)` (one 20 Hz instant)",
+                                        inputs: stream, batches: batches, warmup: warmup, sink: &sink) { sample in
+                    let t = Double(index) * 0.05
+                    index += 1
+                    filter.addAngularVelocity(SensorStream.angularVelocity(at: t, index: index), time: t)
+                    filter.addAcceleration(sample.acceleration, time: t + 0.01)
+                    filter.addMagneticField(sample.magnetic, time: t + 0.02)
+                    calls += 1
+                    guard let heading = filter.heading(at: t + 0.025) else { return 0 }
+                    tracked += 1
+                    return heading.magneticHeadingDegrees + heading.sigmaDegrees
+                }
+                notes.append("Attitude filter: \(tracked) of \(calls) instants gave a heading; magnetometer state at the end: "
+                    + "\(filter.magneticState.rawValue). Per single sample: about a third of the row (three samples an instant).")
+            case .samplePath, .samplePathFused:
+                let r = SamplePathBenchmarks.run(points: points.count, batches: batches, warmup: warmup, sink: &sink,
+                                                 gyroscope: name == .samplePathFused)
                 results[name] = r.0
                 notes += r.1
             case .accuracy:

@@ -11,7 +11,8 @@ import Foundation
 ///   vertical lift, plus physiological tremor (sinusoids at 8–12 Hz, 0.02–0.06°), a slow sway
 ///   (0.2–1 Hz, up to 0.5°) and, walking, the gait's oscillations at 1 and 2 Hz. The attitude is
 ///   R = R_down(ψ)·R₀·R_x(pitch)·R_y(roll) in NED (R₀: flat face-up, top edge north) — an Euler
-///   parametrisation the filter never sees; the gyroscope reads the log map of R(t−h)ᵀR(t+h) / 2h.
+///   parametrisation the filter never sees; the gyroscope reads the log map of R(t−T)ᵀR(t) / T,
+///   the mean rate over its sample period T (the driver's low-pass filter).
 /// - **Hand**: linear acceleration as sums of sinusoids (0.3–3 Hz, random phases), scaled to the
 ///   segment's RMS (0.25 m/s² holding, 0.6 turning), plus the lift's and the gait's accelerations
 ///   (steps 1–2 m/s² at 2 Hz) and the centripetal/tangential acceleration of a phone 0.1 m off the
@@ -383,7 +384,10 @@ struct FusionRun {
             }
             let gyroOff = (restStart.map { tg - $0 >= 0.5 } ?? false) || (moveStart != nil)
             if !gyroOff {
-                body(.gyroscope(unit.gyroscope(timeline.angularVelocity(tg), time: tg, &rng), tg))
+                // The driver's low-pass filter (inv_mpu6050 sets it near half the sample rate):
+                // the mean rate over the last period, so a 10 Hz tremor does not alias at 20 Hz.
+                let mean = rotationVector(timeline.attitude(tg - period).transposed * timeline.attitude(tg)) / period
+                body(.gyroscope(unit.gyroscope(mean, time: tg, &rng), tg))
             }
             // Accelerometer: specific force Rᵀ(a − g), g = (0, 0, g₀) in NED.
             let r = timeline.attitude(ta)

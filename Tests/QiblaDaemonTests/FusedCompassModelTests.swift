@@ -1,0 +1,152 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import QiblaCore
+import Testing
+@testable import QiblaDaemon
+
+/// A phone turning about the vertical at a constant rate, with its pitch swaying, in London's
+/// field: the three sensors' samples at 50 Hz (gyroscope as the mean rate over its period).
+private struct TurningPhone {
+    var headingRateDegreesPerSecond: Double
+    var startHeadingDegrees: Double
+    var pitchSwayDegrees = 0.0
+    var field = MagneticModel.wmm2025.field(at: london, decimalYear: 2026.0)
+
+    func attitude(_ t: Double) -> Matrix3 {
+        let base = Matrix3(0, 1, 0, 1, 0, 0, 0, 0, -1)
+        let pitch = 10 + pitchSwayDegrees * sin(2 * Double.pi * 0.3 * t)
+        return Matrix3.rotationZ(degrees: startHeadingDegrees + headingRateDegreesPerSecond * t) * base
+            * Matrix3.rotationX(degrees: pitch)
+    }
+
+    func topEdgeHeading(_ t: Double) -> Double {
+        let v = attitude(t) * Vector3(0, 1, 0)
+        return Angle.normalized360(Angle.degrees(atan2(v.y, v.x)))
+    }
+
+    var earth: Vector3 { Vector3(field.northNanotesla, 0, field.downNanotesla) / 1000 }
+
+    /// Feeds `seconds` from `start`; `gyroscope: false` leaves the gyroscope out (the phone rests).
+    func feed(_ m: inout CompassModel, from start: Double, seconds: Double, gyroscope: Bool = true,
+              hardIron: Vector3 = .zero, magnet: Vector3 = .zero, each: (Double, CompassModel) -> Void = { _, _ in }) {
+        let period = 0.02
+        for k in 0..<Int((seconds / period).rounded()) {
+            let t = start + Double(k) * period
+            if gyroscope {
+                let r = attitude(t - period).transposed * attitude(t)
+                m.apply(.angularVelocity(rotationVector(r) / period, timeSeconds: t), expectedField: field)
+            }
+            let ra = attitude(t + 0.006)
+            m.apply(.acceleration(ra.transposed * Vector3(0, 0, -9.80665), timeSeconds: t + 0.006), expectedField: field)
+            let rm = attitude(t + 0.013)
+            m.apply(.magneticField(rm.transposed * earth + hardIron + magnet, timeSeconds: t + 0.013), expectedField: field)
+            each(t + 0.013, m)
+        }
+    }
+}
+
+/// Rotation vector (axis × angle, radians) of a rotation matrix.
+private func rotationVector(_ m: Matrix3) -> Vector3 {
+    let c = max(-1, min(1, (m.row0.x + m.row1.y + m.row2.z - 1) / 2))
+    let angle = acos(c)
+    let v = Vector3(m.row2.y - m.row1.z, m.row0.z - m.row2.x, m.row1.x - m.row0.y)
+    let s = sin(angle)
+    return abs(s) < 1e-9 ? v * 0.5 : v * (angle / (2 * s))
+}
+
+@Suite struct FusedCompassModelTests {
+    @Test func withoutGyroscopeSamplesTheHeadingIsTodays() {
+        let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 120)
+        var plain = CompassModel(), told = CompassModel()
+        plain.apply(.sensorsAvailable(hasAccelerometer: true), expectedField: phone.field)
+        told.apply(.sensorsAvailable(hasAccelerometer: true, hasGyroscope: true), expectedField: phone.field)
+        phone.feed(&plain, from: 0, seconds: 2, gyroscope: false)
+        phone.feed(&told, from: 0, seconds: 2, gyroscope: false)
+        #expect(plain.state.magneticHeadingDegrees == told.state.magneticHeadingDegrees)
+        #expect(plain.state.headingErrorDegrees == told.state.headingErrorDegrees)
+        #expect(plain.state.accuracy == told.state.accuracy && plain.lastAccuracyLimits == told.lastAccuracyLimits)
+        #expect(!told.state.fused)
+        #expect(!plain.state.fused && abs(Angle.turn(from: phone.topEdgeHeading(2), to: plain.state.magneticHeadingDegrees)) < 0.5)
+    }
+
+    @Test func gyroscopeSamplesFuseTheHeading() {
+        let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 120)
+        var m = CompassModel()
+        m.apply(.sensorsAvailable(hasAccelerometer: true, hasGyroscope: true), expectedField: phone.field)
+        phone.feed(&m, from: 0, seconds: 3)
+        #expect(m.state.fused && m.state.source == .magnetometer && m.state.axis == .top)
+        #expect(abs(Angle.turn(from: 120, to: m.state.magneticHeadingDegrees)) < 0.5)
+        #expect(m.state.headingErrorDegrees.isFinite && m.state.headingErrorDegrees > 0)
+        #expect(m.lastAccuracyLimits.contains(.uncalibrated) || m.lastAccuracyLimits.contains(.unfittedCalibration)
+            || m.lastAccuracyLimits.contains(.provisionalCalibration), "the calibration's caps still apply")
+        #expect(m.fusedHeading(atSeconds: 3) != nil)
+    }
+
+    @Test func aTurnIsFollowedWithoutTheMovingAveragesLag() {
+        // 120 °/s: the 0.5 s moving average lags by about 30°; the fused heading by well under 2°.
+        var fused = CompassModel(), today = CompassModel()
+        let still = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 0)
+        still.feed(&fused, from: 0, seconds: 3)
+        still.feed(&today, from: 0, seconds: 3, gyroscope: false)
+        var worstFused = 0.0, worstToday = 0.0
+        let turning = TurningPhone(headingRateDegreesPerSecond: 120, startHeadingDegrees: -360, pitchSwayDegrees: 0)
+        turning.feed(&fused, from: 3, seconds: 2, each: { t, m in
+            if t > 3.5 { worstFused = max(worstFused, abs(Angle.turn(from: turning.topEdgeHeading(t), to: m.state.magneticHeadingDegrees))) }
+        })
+        turning.feed(&today, from: 3, seconds: 2, gyroscope: false, each: { t, m in
+            if t > 3.5 { worstToday = max(worstToday, abs(Angle.turn(from: turning.topEdgeHeading(t), to: m.state.magneticHeadingDegrees))) }
+        })
+        #expect(worstFused < 2, "fused: \(worstFused)°")
+        #expect(worstToday > 10, "today: \(worstToday)°")
+    }
+
+    @Test func whenTheGyroscopeStopsTheMovingAverageTakesOver() {
+        let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 200)
+        var m = CompassModel()
+        phone.feed(&m, from: 0, seconds: 2)
+        #expect(m.state.fused)
+        phone.feed(&m, from: 2, seconds: 1, gyroscope: false)
+        #expect(!m.state.fused && abs(Angle.turn(from: 200, to: m.state.magneticHeadingDegrees)) < 0.5)
+        // The gyroscope comes back: fused again, re-seeded.
+        phone.feed(&m, from: 3, seconds: 0.5)
+        #expect(m.state.fused && m.attitudeFilter.seedCount == 2)
+    }
+
+    @Test func theCalibratorKeepsLearningWhileFused() {
+        let phone = TurningPhone(headingRateDegreesPerSecond: 45, startHeadingDegrees: 0, pitchSwayDegrees: 40)
+        var m = CompassModel()
+        phone.feed(&m, from: 0, seconds: 16, hardIron: Vector3(30, -20, 15))
+        #expect(m.state.fused)
+        #expect(m.calibrator.storedSampleCount > 0 && m.state.calibrationProgress > 0,
+                "samples \(m.calibrator.storedSampleCount), progress \(m.state.calibrationProgress)")
+    }
+
+    @Test func nonFiniteGyroscopeSamplesNeverReachTheHeading() {
+        let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 300)
+        var m = CompassModel()
+        phone.feed(&m, from: 0, seconds: 2)
+        for (k, bad) in [Double.nan, .infinity, -.infinity].enumerated() {
+            m.apply(.angularVelocity(Vector3(bad, 0, 0), timeSeconds: 2 + Double(k) * 0.01), expectedField: phone.field)
+            m.apply(.angularVelocity(.zero, timeSeconds: bad), expectedField: phone.field)
+            m.apply(.acceleration(Vector3(0, bad, 9.8), timeSeconds: 2 + Double(k) * 0.01), expectedField: phone.field)
+            #expect(m.state.magneticHeadingDegrees.isFinite && m.state.headingErrorDegrees.isFinite)
+        }
+        phone.feed(&m, from: 2.1, seconds: 0.5)
+        #expect(m.state.fused && abs(Angle.turn(from: 300, to: m.state.magneticHeadingDegrees)) < 0.5)
+    }
+
+    @Test func aMagnetNoLongerDragsTheFusedNeedle() {
+        let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 60)
+        var m = CompassModel()
+        phone.feed(&m, from: 0, seconds: 10)
+        var worst = 0.0
+        var held = false
+        phone.feed(&m, from: 10, seconds: 3, magnet: Vector3(25, 30, -10), each: { _, model in
+            worst = max(worst, abs(Angle.turn(from: 60, to: model.state.magneticHeadingDegrees)))
+            held = held || model.lastAccuracyLimits.contains(.holdingOnGyroscope)
+        })
+        #expect(m.state.fused && held)
+        #expect(worst < 3, "largest error with the magnet: \(worst)°")
+        #expect(m.state.accuracy != .high, "held on the gyroscope: at most medium")
+    }
+}
