@@ -337,4 +337,17 @@ extension Scene {
         case .none: nil
         }
     }
+
+    /// The true heading of `axis` at scene time `t`, degrees in [0, 360); nil for
+    /// ``QiblaCore/HeadingAxis/none`` or when undefined.
+    public func expectedTrueHeading(of axis: HeadingAxis, at t: Double) -> Double? {
+        switch axis {
+        case .top: expectedTrueHeading(at: t)
+        case .back: expectedBackCameraTrueHeading(at: t)
+        case .none: nil
+        }
+    }
+
+    /// Whether an ``Interference`` (a magnet) is near the phone at scene time `t`.
+    public func isDisturbed(at t: Double) -> Bool { interferences.contains { $0.isActive(at: t) } }
 }

@@ -38,6 +38,8 @@ public final class Simulator: Sendable {
     private struct State {
         var scene: Scene
         var noise: GaussianNoise
+        /// The gyroscope's own noise: adding a gyroscope leaves the other sensors' noise as it was.
+        var gyroscopeNoise: GaussianNoise
         var magnetometer: SimulatedDevice?
         var accelerometer: SimulatedDevice?
         /// A gyroscope on a device of its own (one on the accelerometer's device is written with it).
@@ -102,7 +104,7 @@ public final class Simulator: Sendable {
         accelerometerDirectory = accelerometerDevice?.directory
         gyroscopeDirectory = gyroscopeDevice?.directory ?? (accelerometerDevice?.carriesGyroscope == true ? accelerometerDevice?.directory : nil)
         self.timestampOriginNanoseconds = timestampOriginNanoseconds
-        state = Mutex(State(scene: scene, noise: GaussianNoise(seed: seed),
+        state = Mutex(State(scene: scene, noise: GaussianNoise(seed: seed), gyroscopeNoise: GaussianNoise(seed: seed ^ 0x6_7720),
                             magnetometer: magnetometerDevice, accelerometer: accelerometerDevice, gyroscope: gyroscopeDevice))
     }
 
@@ -141,9 +143,9 @@ public final class Simulator: Sendable {
     public var stepCount: Int { state.withLock { $0.steps } }
 
     /// Writes one sample of each sensor for scene time `timeSeconds`: deterministic given the seed and
-    /// the sequence of steps (no clock). Noise draws: 3 magnetometer deviates, 3 accelerometer
-    /// deviates, then 3 gyroscope deviates per step (none when the corresponding σ is 0 or the
-    /// sensor is absent).
+    /// the sequence of steps (no clock). Noise draws: 3 magnetometer deviates then 3 accelerometer
+    /// deviates per step (none when the corresponding σ is 0), and 3 gyroscope deviates from a
+    /// generator of their own (seeded `seed ^ 0x67720`), so that a gyroscope changes nothing else.
     /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a non-finite or out-of-range time, file errors.
     @discardableResult
     public func step(to timeSeconds: Double) throws(SimulatorError) -> SimulatorSample {
@@ -166,7 +168,7 @@ public final class Simulator: Sendable {
                 sample.accelerometerMetresPerSecondSquared = accelerometerValue
             }
             if s.gyroscope != nil || s.accelerometer?.carriesGyroscope == true {
-                let noise = s.noise.nextVector(standardDeviation: s.scene.gyroscope.noiseDegreesPerSecond * .pi / 180)
+                let noise = s.gyroscopeNoise.nextVector(standardDeviation: s.scene.gyroscope.noiseDegreesPerSecond * .pi / 180)
                 sample.gyroscopeRadiansPerSecond = s.scene.gyroscopeReadingRadiansPerSecond(at: timeSeconds, noise: noise)
                 sample.trueAngularVelocityRadiansPerSecond = s.scene.angularVelocityRadiansPerSecond(at: timeSeconds)
             }
