@@ -12,8 +12,16 @@ import QiblaInterface
 /// (one timer, not one per change).
 public struct PropertyPublisher: Sendable {
     public struct Configuration: Sendable, Equatable {
-        /// `max-signal-rate`: most heading-group signals per second (1–100).
+        /// `max-signal-rate`: most heading-group signals per second (1–100) from the magnetometer
+        /// and accelerometer alone (a 0.5 s moving average: more signals would show its lag, not
+        /// a better needle).
         public var maxSignalRateHertz: Double = 10
+        /// Most heading-group signals per second while the heading is fused (`HeadingFused`; issue
+        /// 30): a client shows the last value, so in a turn of 150°/s what it sees ages by up to
+        /// one interval; at 50 the turn's 95th-percentile error a client reads stays within 5°
+        /// through the daemon, at 10 it is 11–14° (BENCHMARKS.md, "The fused needle through the
+        /// daemon"). A still phone sends nothing either way. `max-signal-rate` sets both.
+        public var fusedMaxSignalRateHertz: Double = 50
         /// Smallest heading-group change that is signalled, degrees.
         public var headingResolutionDegrees: Double = 0.1
         public init() {}
@@ -69,7 +77,8 @@ public struct PropertyPublisher: Sendable {
         }
         guard headingPending else { return emission }
 
-        let minimumInterval = 1 / max(configuration.maxSignalRateHertz, 1e-3)
+        let rate = properties.headingFused ? configuration.fusedMaxSignalRateHertz : configuration.maxSignalRateHertz
+        let minimumInterval = 1 / max(rate, 1e-3)
         if let last = lastHeadingEmissionSeconds, nowSeconds - last < minimumInterval - Self.slack(minimumInterval),
            nowSeconds >= last {
             emission.retryAfterSeconds = minimumInterval - (nowSeconds - last)

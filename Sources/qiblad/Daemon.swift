@@ -258,7 +258,9 @@ final class Daemon: @unchecked Sendable {
         guard sensors == nil else { return }
         // The sampling thread hands samples over as often as the heading may be signalled.
         var configuration = options.configuration.sensors
-        configuration.handOffInterval = .seconds(1 / max(1, options.configuration.publishing.maxSignalRateHertz))
+        let publishing = options.configuration.publishing
+        configuration.handOffInterval = .seconds(1 / max(1, publishing.maxSignalRateHertz))
+        configuration.gyroscopeHandOffInterval = .seconds(1 / max(1, publishing.fusedMaxSignalRateHertz))
         let hub = SensorHub(configuration: configuration, loop: loop, logger: logger) { [unowned self] event in
             handle(event)
         }

@@ -318,6 +318,33 @@ let newYear2026 = 1_767_225_600.0
         #expect(sent.heading == [.heading, .magneticHeading] && sent.retryAfterSeconds == nil)
     }
 
+    /// Issue 30: a fused heading is signalled up to 50 times a second by default, the magnetometer's
+    /// moving average up to 10; `HeadingFused` itself goes out at once.
+    @Test func aFusedHeadingIsSignalledAtItsOwnRate() {
+        var publisher = PropertyPublisher()
+        publisher.goLive()
+        var fused = properties(heading: 10)
+        fused.headingFused = true
+        _ = publisher.update(fused, nowSeconds: 0)
+        fused.heading = 20; fused.magneticHeading = 20
+        let first = publisher.update(fused, nowSeconds: 1)
+        #expect(first.heading == [.heading, .magneticHeading])
+        fused.heading = 21; fused.magneticHeading = 21
+        // 20 ms later: due at 50 Hz.
+        #expect(publisher.update(fused, nowSeconds: 1.02).heading == [.heading, .magneticHeading])
+        fused.heading = 22; fused.magneticHeading = 22
+        // 10 ms later: held for the other 10 ms.
+        let held = publisher.update(fused, nowSeconds: 1.03)
+        #expect(held.heading.isEmpty && abs((held.retryAfterSeconds ?? 0) - 0.01) < 1e-9)
+        // Unfused again (the phone rests, the gyroscope is off): 10 Hz.
+        var plain = fused
+        plain.headingFused = false
+        plain.heading = 23; plain.magneticHeading = 23
+        let switched = publisher.update(plain, nowSeconds: 1.05)
+        #expect(switched.immediate == [.headingFused])
+        #expect(switched.heading.isEmpty && abs((switched.retryAfterSeconds ?? 0) - 0.07) < 1e-9)
+    }
+
     @Test func aHeadingChangeDueWithinTheSlackGoesOutNowInsteadOfArmingATimer() {
         var publisher = PropertyPublisher()
         publisher.configuration.maxSignalRateHertz = 10

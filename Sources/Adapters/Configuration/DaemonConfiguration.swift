@@ -107,7 +107,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
                     throw bad("'LATITUDE, LONGITUDE' in degrees")
                 }
                 config.model.qibla.kaaba = position
-            case "max-signal-rate": config.publishing.maxSignalRateHertz = try number(1...100)
+            case "max-signal-rate":
+                // One rate for every heading, fused or not (the defaults differ: 10 and 50).
+                config.publishing.maxSignalRateHertz = try number(1...100)
+                config.publishing.fusedMaxSignalRateHertz = config.publishing.maxSignalRateHertz
             case "smoothing-window": config.model.compass.smoothingWindowSeconds = try number(0...5)
             case "interference-field-tolerance":
                 config.model.compass.calibrator.interference.fieldToleranceFraction = try number(0.02...1)
@@ -116,7 +119,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "interference-enter": config.model.compass.calibrator.interference.enterSeconds = try number(0.05...10)
             case "interference-recover": config.model.compass.calibrator.interference.recoverSeconds = try number(0.05...30)
             case "fix-timeout": fixTimeoutSeconds = try number(1...3600)
-            case "sample-rate": config.sensors.sampleRateHertz = try number(1...200)
+            case "sample-rate":
+                // One rate with or without a gyroscope (the defaults differ: 20 and 50).
+                config.sensors.sampleRateHertz = try number(1...200)
+                config.sensors.gyroscopeSampleRateHertz = config.sensors.sampleRateHertz
             case "rest-sample-rate":
                 if ["off", "no", "none"].contains(value.lowercased()) {
                     config.sensors.restSampleRateHertz = nil

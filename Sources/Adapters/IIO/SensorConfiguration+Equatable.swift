@@ -5,6 +5,8 @@ extension SensorConfiguration: Equatable {
     public static func == (a: Self, b: Self) -> Bool {
         a.sysfsRoot == b.sysfsRoot && a.devRoot == b.devRoot && a.udevDataDirectory == b.udevDataDirectory && a.mode == b.mode
             && a.sampleRateHertz == b.sampleRateHertz && a.handOffInterval == b.handOffInterval
+            && a.gyroscopeSampleRateHertz == b.gyroscopeSampleRateHertz
+            && a.gyroscopeHandOffInterval == b.gyroscopeHandOffInterval
             && a.preferredMagnetometerName == b.preferredMagnetometerName
             && a.preferredAccelerometerName == b.preferredAccelerometerName
             && a.magnetometerMountMatrixOverride == b.magnetometerMountMatrixOverride

@@ -16,7 +16,11 @@ import QiblaPlatform
 /// hand-off interval of scans), every buffered device is read, and their samples go out together
 /// in timestamp order.
 public final class SensorHub: @unchecked Sendable {
-    private let configuration: SensorConfiguration
+    /// The settings as requested.
+    private let requestedConfiguration: SensorConfiguration
+    /// The settings the drivers run with: the requested ones, with the gyroscope's sample rate and
+    /// hand-off interval when one is read (fixed by the first start: the sampling thread keeps them).
+    private var configuration: SensorConfiguration
     private let loop: EventLoop
     private let logger: Logger
     /// Device facts logged once per run (and when they change), not once per claim: shared by
@@ -46,6 +50,7 @@ public final class SensorHub: @unchecked Sendable {
 
     public init(configuration: SensorConfiguration, loop: EventLoop, logger: Logger,
                 onEvent: @escaping (SensorEvent) -> Void) {
+        self.requestedConfiguration = configuration
         self.configuration = configuration
         self.loop = loop
         self.logger = logger
@@ -122,15 +127,8 @@ public final class SensorHub: @unchecked Sendable {
         facts.note("accelerometer", discovery.accelerometer.reason, to: logger)
         facts.note("gyroscope", configuration.gyroscopeEnabled ? discovery.gyroscope.reason : "gyroscope not read (gyroscope = off)",
                    to: logger)
-        do {
-            try startDriver(for: magnetometer, calibration: calibration(of: magnetometer, kind: .magnetometer))
-        } catch {
-            stopDrivers()
-            becomeUnavailable(error.description)
-            return
-        }
-        // The gyroscope's setup is checked first: on the accelerometer's device, in buffered mode,
-        // one driver reads both from one scan.
+        // The gyroscope's setup is checked first: it sets the rates every driver runs at, and on
+        // the accelerometer's device, in buffered mode, one driver reads both from one scan.
         let accelerometer = discovery.accelerometer.device
         var gyroscope: (device: IIODevice, calibration: AxisCalibration)?
         if configuration.gyroscopeEnabled, let device = discovery.gyroscope.device {
@@ -139,6 +137,16 @@ public final class SensorHub: @unchecked Sendable {
             } catch {
                 logger.warning("gyroscope unusable, continuing without: \(error)")
             }
+        }
+        if sampler == nil {
+            configuration = gyroscope == nil ? requestedConfiguration : requestedConfiguration.withGyroscopeRates
+        }
+        do {
+            try startDriver(for: magnetometer, calibration: calibration(of: magnetometer, kind: .magnetometer))
+        } catch {
+            stopDrivers()
+            becomeUnavailable(error.description)
+            return
         }
         if let accelerometer {
             do {

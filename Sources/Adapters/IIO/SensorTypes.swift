@@ -98,6 +98,21 @@ public struct SensorConfiguration: Sendable {
     /// `mount_matrix`.
     public var gyroscopeMountMatrixOverride: Matrix3?
 
+    /// With a gyroscope (issue 30): the sample rate while the phone moves, hertz (`sample-rate`
+    /// sets both; default 50). The fused heading needs it: at 20 Hz a reading is up to 50 ms old
+    /// in a turn of 150°/s (BENCHMARKS.md, "The fused needle through the daemon").
+    public var gyroscopeSampleRateHertz: Double = 50
+    /// With a gyroscope: the hand-off interval (`max-signal-rate` while the heading is fused).
+    public var gyroscopeHandOffInterval: Duration = .milliseconds(20)
+
+    /// These settings as the hub runs them when it reads a gyroscope: its sample rate and hand-off.
+    var withGyroscopeRates: SensorConfiguration {
+        var c = self
+        c.sampleRateHertz = gyroscopeSampleRateHertz
+        c.handOffInterval = gyroscopeHandOffInterval
+        return c
+    }
+
     /// Polling mode: how often the sampling thread hands its samples to the event loop (earlier
     /// when its batch is full). One hand-off wakes the loop once; match it to `max-signal-rate`
     /// (10 Hz by default), since the heading is signalled no more often than that anyway.
