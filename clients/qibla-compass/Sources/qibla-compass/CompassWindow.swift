@@ -20,10 +20,11 @@ final class CompassWindow {
     private let app: ObjectPointer
     private let bus: BusProxy?
     private let busProblem: String?
+    private var systemBus: BusConnection?
 
     private var properties = DaemonProperties()
     private var screen: CompassScreen
-    private var claimPolicy = ClaimPolicy()
+    private var claimPolicy = ClaimPolicy(inactiveMeansHidden: ClaimPolicy.isPhoneShell(currentDesktop: Environment.value("XDG_CURRENT_DESKTOP")))
     private var claimedAtMicroseconds: UInt64 = 0
     private var dialAnimation = DialAnimation(at: 0)
     private var dialHasHeading = false
@@ -139,13 +140,17 @@ final class CompassWindow {
         content.append(header.bar)
         content.append(toasts.overlay)
 
+        AppFocus.follow(app: app) { [unowned self] active in
+            log("the app is \(active ? "active" : "not active")")
+            apply(claimPolicy.active(active))
+        }
         dark = Adwaita.prefersDark { [unowned self] isDark in dark = isDark; dial.widget.queueDraw() }
         window = Adwaita.window(app: app, title: tr("Qibla Compass"), width: options.width, height: options.height, content: content)
         window.onMap { [unowned self] mapped in
             // The surface lives as long as the window: its signals are connected at the first map only.
             if mapped, !observingSurface {
                 observingSurface = true
-                Toplevel.observe(window, layout: { [unowned self] w, h in layout(width: w, height: h) },
+                Toplevel.observe(window, layout: { [unowned self] _, _ in layout() },
                                  minimised: { [unowned self] m in apply(claimPolicy.minimised(m)) })
             }
             apply(claimPolicy.windowMapped(mapped))
@@ -157,15 +162,18 @@ final class CompassWindow {
         dial = DrawingArea(label: tr("Qibla compass dial")) { [unowned self] cr, width, height in
             DialView.draw(cr, width: width, height: height, state: dialState, cache: faceCache)
         }
-        dial.widget.sizeRequest(width: 240, height: 240)
-        dial.widget.expand(horizontal: true, vertical: false)
+        // A fixed minimum, never set from the window's size (on Wayland a request that follows the
+        // allocation ratchets the window wider than the screen); the dial takes what room is left
+        // (it expands both ways) and draws itself square in it.
+        dial.widget.sizeRequest(width: Self.dialMinimumPixels, height: Self.dialMinimumPixels)
+        dial.widget.expand(horizontal: true, vertical: true)
         instructionLabel = Widget.label("", classes: ["title-1"])
         headingLabel = Widget.label("", classes: ["dim-label", "numeric"])
         let dialColumn = Widget.box(vertical: true, spacing: 6)
         dialColumn.append(dial.widget)
         dialColumn.append(instructionLabel)
         dialColumn.append(headingLabel)
-        dialColumn.expand(horizontal: true, vertical: false)
+        dialColumn.expand(horizontal: true, vertical: true)
 
         calibrationBox = Widget.box(vertical: true, spacing: 6)
         calibrationBox.addClasses(["card"])
@@ -201,7 +209,10 @@ final class CompassWindow {
         mainBox.margins(12)
         mainBox.append(dialColumn)
         mainBox.append(infoColumn)
-        return Widget.scrolled(Adwaita.clamp(mainBox, maximumWidth: 1100))
+        // Horizontally the page never asks the window for its width (GTK_POLICY_EXTERNAL): whatever
+        // the dial and the cards ask for side by side, the window may still be as narrow as the
+        // screen, and the next layout stacks them.
+        return Widget.scrolled(Adwaita.clamp(mainBox, maximumWidth: 1100), widthFollowsContent: false)
     }
 
     private func buildNoCompassPage() -> Widget {
@@ -245,15 +256,45 @@ final class CompassWindow {
         guard let bus else { return }
         bus.onOwnerChange { [unowned self] in ownerChanged() }
         bus.onPropertiesChange { [unowned self] in propertiesChanged() }
-        // Phosh and GNOME lock the screen through org.gnome.ScreenSaver: no claim while locked.
-        bus.onBooleanSignal(interface: "org.gnome.ScreenSaver", member: "ActiveChanged", path: "/org/gnome/ScreenSaver") { [unowned self] locked in
-            apply(claimPolicy.screenLocked(locked))
+        // No claim while the screen is locked, whoever locks it: Phosh and GNOME through
+        // org.gnome.ScreenSaver, KDE Plasma (Mobile) through org.freedesktop.ScreenSaver (at
+        // /ScreenSaver and /org/freedesktop/ScreenSaver), and any locker that sets logind's LockedHint.
+        for (source, name, path) in [(ClaimPolicy.LockSource.gnomeScreenSaver, "org.gnome.ScreenSaver", "/org/gnome/ScreenSaver"),
+                                     (.freedesktopScreenSaver, "org.freedesktop.ScreenSaver", "/org/freedesktop/ScreenSaver")] {
+            bus.bus.onBooleanSignal(interface: name, member: "ActiveChanged", path: nil) { [unowned self] locked in
+                log("\(name) says the screen is \(locked ? "locked" : "unlocked")")
+                apply(claimPolicy.screenLocked(locked, by: source))
+            }
+            bus.bus.callForBoolean(destination: name, path: path, interface: name, method: "GetActive") { [unowned self] locked in
+                if let locked { apply(claimPolicy.screenLocked(locked, by: source)) }
+            }
         }
-        bus.callForBoolean(destination: "org.gnome.ScreenSaver", path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
-                           method: "GetActive") { [unowned self] locked in
-            if let locked { apply(claimPolicy.screenLocked(locked)) }
-        }
+        followLogindLock()
         ownerChanged()
+    }
+
+    /// logind's `LockedHint` of this session (XDG_SESSION_ID, else the session of this process),
+    /// on the system bus.
+    private func followLogindLock() {
+        guard let system = try? BusConnection(system: true) else { log("no system bus: logind's LockedHint is not followed"); return }
+        systemBus = system
+        let manager = ("org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager")
+        let follow: (Variant?) -> Void = { [unowned self] reply in
+            guard let reply, reply.childCount == 1 else { log("no logind session: its LockedHint is not followed"); return }
+            let session = reply.child(0).objectPath
+            log("following LockedHint of \(session)")
+            system.followBooleanProperty(destination: manager.0, path: session, interface: "org.freedesktop.login1.Session",
+                                         name: "LockedHint") { [unowned self] locked in
+                log("logind says the screen is \(locked ? "locked" : "unlocked")")
+                apply(claimPolicy.screenLocked(locked, by: .logindSession))
+            }
+        }
+        if let id = Environment.value("XDG_SESSION_ID"), !id.isEmpty {
+            system.call(destination: manager.0, path: manager.1, interface: manager.2, method: "GetSession", [Variant.string(id)], follow)
+        } else {
+            system.call(destination: manager.0, path: manager.1, interface: manager.2, method: "GetSessionByPID",
+                        [Variant.uint32(UInt32(Environment.processID))], follow)
+        }
     }
 
     private func ownerChanged() {
@@ -299,7 +340,8 @@ final class CompassWindow {
         DialView.State(northScreenDegrees: dialHasHeading ? dialAnimation.shownDegrees : nil,
                        qiblaBearingDegrees: screen.qiblaBearingDegrees,
                        wedgeHalfWidthDegrees: screen.wedgeHalfWidthDegrees,
-                       isFacing: screen.isFacing, dark: dark)
+                       isFacing: screen.isFacing, dark: dark,
+                       maximumSide: wide ? Double(max(Int(Self.dialMinimumPixels), window.height - 170)) : nil)
     }
 
     private func update() {
@@ -382,13 +424,17 @@ final class CompassWindow {
         screenshotIfComplete()
     }
 
-    /// Lays the page out for the window's shape: dial beside the cards when wide, above them when tall.
-    private func layout(width: Int, height: Int) {
-        let nowWide = width > height && width >= 700
+    /// The dial's minimum side, pixels: fits a 320-px-wide screen with the page's margins.
+    static let dialMinimumPixels: Int32 = 200
+
+    /// Lays the page out for the window's shape (its content, as GTK allocated it; the surface's
+    /// size also counts client-side shadows): dial beside the cards when wide, above them when tall.
+    /// Nothing here changes what the window asks for (the page is in a scrolled window that does
+    /// not pass its width request on), so a rotation either way gets the compositor's size.
+    private func layout() {
+        let nowWide = CompassLayout.isWide(width: window.width, height: window.height)
         if nowWide != wide { wide = nowWide; mainBox.setOrientation(vertical: !wide); mainBox.setHomogeneous(wide) }
-        let side = wide ? min(Double(height) - 110, Double(width) * 0.5 - 48) : min(Double(width) - 40, Double(height) * 0.48)
-        let size = Int32(max(220, min(640, side)))
-        dial.setContentSize(width: size, height: size)
+        dial.widget.queueDraw()
     }
 
     // MARK: Actions
@@ -440,7 +486,7 @@ final class CompassWindow {
         let now = MainLoop.nowMicroseconds
         guard now - lastFeedbackMicroseconds > 3_000_000, let bus else { return }
         lastFeedbackMicroseconds = now
-        bus.send(destination: "org.sigxcpu.Feedback", path: "/org/sigxcpu/Feedback", interface: "org.sigxcpu.Feedback",
+        bus.bus.send(destination: "org.sigxcpu.Feedback", path: "/org/sigxcpu/Feedback", interface: "org.sigxcpu.Feedback",
                  method: "TriggerFeedback",
                  [Variant.string(Self.applicationID), Variant.string("button-pressed"), Variant.emptyDictionary(), Variant.int32(-1)])
     }

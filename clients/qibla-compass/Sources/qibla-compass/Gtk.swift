@@ -55,9 +55,11 @@ struct Widget {
     static func stack() -> Widget {
         let w = Widget(gtk_stack_new()); gtk_stack_set_transition_type(w.c(), GTK_STACK_TRANSITION_TYPE_CROSSFADE); return w
     }
-    static func scrolled(_ child: Widget) -> Widget {
+    /// A vertically scrolling view of `child`. `widthFollowsContent` false: the view asks for no
+    /// width of its own (GTK_POLICY_EXTERNAL), so the child's width request does not reach the window.
+    static func scrolled(_ child: Widget, widthFollowsContent: Bool = true) -> Widget {
         let w = Widget(gtk_scrolled_window_new())
-        gtk_scrolled_window_set_policy(w.c(), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
+        gtk_scrolled_window_set_policy(w.c(), widthFollowsContent ? GTK_POLICY_NEVER : GTK_POLICY_EXTERNAL, GTK_POLICY_AUTOMATIC)
         gtk_scrolled_window_set_child(w.c(), child.pointer)
         return w
     }
@@ -198,11 +200,6 @@ final class DrawingArea {
 
     var isAnimating: Bool { tickID != 0 }
 
-    /// The size the area asks for, pixels.
-    func setContentSize(width: Int32, height: Int32) {
-        gtk_drawing_area_set_content_width(widget.c(), width)
-        gtk_drawing_area_set_content_height(widget.c(), height)
-    }
 }
 
 /// cairo_t, as the drawing code needs it.
@@ -303,6 +300,33 @@ enum Toplevel {
         Signal.connect1(raw, "notify::state") { _ in
             let state = gdk_toplevel_get_state(OpaquePointer(raw))
             minimised(state.rawValue & GDK_TOPLEVEL_STATE_MINIMIZED.rawValue != 0)
+        }
+    }
+}
+
+/// Whether one of the app's windows has the keyboard focus (GTK's `is-active`).
+enum AppFocus {
+    /// Calls `changed(any window active)` once focus settles after each change of any of the app's
+    /// windows (looked at 300 ms after the change: focus passes from the main window to its own
+    /// dialog without counting as lost). Call before the app's first window is made.
+    static func follow(app: ObjectPointer, _ changed: @escaping (Bool) -> Void) {
+        final class State { var pending = false; var last: Bool? }
+        let state = State()
+        let look = {
+            guard !state.pending else { return }
+            state.pending = true
+            MainLoop.everyMilliseconds(300) {
+                state.pending = false
+                var active = false
+                var list = gtk_application_get_windows(cast(app))
+                while let node = list { if gtk_window_is_active(node.pointee.data.assumingMemoryBound(to: GtkWindow.self)) != 0 { active = true }; list = node.pointee.next }
+                if active != state.last { state.last = active; changed(active) }
+                return false
+            }
+        }
+        Signal.connect1(app, "window-added") { window in
+            guard let window else { return }
+            Signal.connect1(window, "notify::is-active") { _ in look() }
         }
     }
 }
