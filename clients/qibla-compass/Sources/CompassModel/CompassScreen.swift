@@ -55,6 +55,9 @@ public struct CompassScreen: Sendable, Equatable {
     /// "High · ±1.2°", with the class for styling.
     public var accuracyText: String
     public var accuracyClass: String
+    /// Where the heading comes from (`HeadingSource`, `HeadingFused`): "Compass: this phone's
+    /// magnetometer, gyroscope-aided"; empty without a heading source.
+    public var headingSourceText: String
 
     // MARK: Guidance
     /// Shown while the magnetometer is learning its calibration.
@@ -152,6 +155,7 @@ public struct CompassScreen: Sendable, Equatable {
         default: tr("Unknown")
         }
         accuracyText = error.map { "\(accuracyWord) · ±\(Self.oneDecimal($0))°" } ?? accuracyWord
+        headingSourceText = Self.headingSourceWords(p.string(.headingSource), fused: p.bool(.headingFused))
 
         if hasCompass, p.string(.calibrationState) == "collecting" || p.bool(.calibrationNeeded) {
             calibration = Calibration(progress: min(max(p.double(.calibrationProgress) ?? 0, 0), 1),
@@ -197,6 +201,20 @@ public struct CompassScreen: Sendable, Equatable {
         case .lastKnown: tr("Last known position")
         case .none: tr("No position")
         }
+    }
+
+    /// The heading's source in words: qiblad's own reading of the magnetometer, or
+    /// iio-sensor-proxy's compass (a heading made by a sensor hub); "gyroscope-aided" while the
+    /// attitude filter runs. Empty for `none` or a source this version does not know.
+    public static func headingSourceWords(_ source: String?, fused: Bool) -> String {
+        let name: String
+        switch source {
+        case "magnetometer": name = tr("Compass: this phone's magnetometer")
+        case "iio-sensor-proxy": name = tr("Compass: iio-sensor-proxy")
+        default: return ""
+        }
+        // TRANSLATORS: after the compass's source: "Compass: this phone's magnetometer, gyroscope-aided".
+        return fused ? fill(tr("{source}, gyroscope-aided"), ["source": name]) : name
     }
 
     static func hintWords(_ hint: String) -> String {

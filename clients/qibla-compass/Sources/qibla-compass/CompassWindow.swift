@@ -392,6 +392,7 @@ final class CompassWindow {
         placeRow.value.setText(screen.placeText)
         placeRow.subtitleSetter(screen.sourceText)
         accuracyRow.value.setText(screen.accuracyText)
+        accuracyRow.subtitleSetter(screen.headingSourceText)
         for c in ["high", "medium", "low", "unreliable"] { accuracyRow.value.setClass("accuracy-\(c)", screen.accuracyClass == c) }
         accuracyRow.value.setClass("warning", ["low", "unreliable"].contains(screen.accuracyClass))
         accuracyRow.value.setClass("success", screen.accuracyClass == "high")

@@ -108,6 +108,20 @@ private let capeTown: [(QiblaProperty, PropertyValue)] = [
         #expect(screen.sourceText == "GPS · ±5 m · 12 s ago")
     }
 
+    /// The compass page names where the heading comes from (HeadingSource, HeadingFused).
+    @Test(arguments: [
+        ("magnetometer", false, "Compass: this phone's magnetometer"),
+        ("magnetometer", true, "Compass: this phone's magnetometer, gyroscope-aided"),
+        ("iio-sensor-proxy", false, "Compass: iio-sensor-proxy"),
+        ("none", false, ""), ("something-new", true, ""),
+    ])
+    func theHeadingsSourceIsNamed(source: String, fused: Bool, words: String) {
+        var p = properties(capeTown)
+        p.values[.headingSource] = .string(source)
+        p.values[.headingFused] = .bool(fused)
+        #expect(CompassScreen(properties: p, daemonPresent: true, nowUnixSeconds: 0).headingSourceText == words)
+    }
+
     @Test func coordinatesWrapLongitudesAbove180() {
         #expect(CompassScreen.coordinates(latitude: 21.4225, longitude: 359.5) == "21.42° N, 0.50° W")
         #expect(CompassScreen.coordinates(latitude: -0.004, longitude: -0.004) == "0.00° S, 0.00° W")
