@@ -34,6 +34,7 @@ final class CompassWindow {
     private var shownPage: CompassPage?
     private var observingSurface = false
     private var wide = false
+    private var laidOutSize = (0, 0)
     private var dark = false
     private let startedMicroseconds = MainLoop.nowMicroseconds
 
@@ -434,6 +435,10 @@ final class CompassWindow {
     /// not pass its width request on), so a rotation either way gets the compositor's size.
     private func layout() {
         let nowWide = CompassLayout.isWide(width: window.width, height: window.height)
+        if (window.width, window.height) != laidOutSize {
+            laidOutSize = (window.width, window.height)
+            log("window \(window.width)x\(window.height), \(nowWide ? "dial beside the cards" : "dial above the cards")")
+        }
         if nowWide != wide { wide = nowWide; mainBox.setOrientation(vertical: !wide); mainBox.setHomogeneous(wide) }
         dial.widget.queueDraw()
     }

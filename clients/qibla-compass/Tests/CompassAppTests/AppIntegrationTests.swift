@@ -124,9 +124,11 @@ final class AppRig: @unchecked Sendable {
     }
 
     /// Runs the app with --screenshot; returns what it printed (key=value lines) and the picture's path.
-    func screenshot(size: String = "360x720", name: String = "shot") throws -> (report: [String: String], path: String, status: Int32) {
+    /// `environment`: more of it, or instead of the X server's (a Wayland compositor's).
+    func screenshot(size: String = "360x720", name: String = "shot", environment: [String: String] = [:]) throws -> (report: [String: String], path: String, status: Int32) {
         let path = directory.path + "/\(name).png"
-        let result = try run(compassApp, ["--screenshot", path, "--size", size, "--verbose"], environment: appEnvironment, timeout: 60)
+        let result = try run(compassApp, ["--screenshot", path, "--size", size, "--verbose"],
+                             environment: appEnvironment.merging(environment) { $1 }, timeout: 60)
         var report: [String: String] = [:]
         for line in result.stdout.split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1)
