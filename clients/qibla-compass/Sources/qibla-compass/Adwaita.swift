@@ -84,6 +84,16 @@ enum Adwaita {
         return (row, value, { adw_action_row_set_subtitle(row.c(), $0) })
     }
 
+    /// A row of the place search: the name, and "city, region, country" under it; activatable.
+    static func placeRow(title: String, subtitle: String) -> Widget {
+        let row = Widget(adw_action_row_new())
+        adw_preferences_row_set_title(row.c(), title)
+        adw_preferences_row_set_use_markup(row.c(), 0)
+        adw_action_row_set_subtitle(row.c(), subtitle)
+        gtk_list_box_row_set_activatable(row.c(), 1)
+        return row
+    }
+
     /// A width-limited column (AdwClamp).
     static func clamp(_ child: Widget, maximumWidth: Int32) -> Widget {
         let clamp = Widget(adw_clamp_new())

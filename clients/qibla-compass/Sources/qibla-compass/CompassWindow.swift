@@ -2,6 +2,7 @@
 import CGtk
 import CompassModel
 import QiblaInterface
+import WorldPlaces
 
 /// The window and everything it shows. Data flows one way: qiblad's properties (and the window's
 /// visibility) in → ``CompassScreen`` → widgets. The claim follows ``ClaimPolicy``.
@@ -73,6 +74,10 @@ final class CompassWindow {
     private var manualEntry: Widget!
     private var manualError: Widget!
     private var manualCancel: Widget!
+    private var placeList: Widget!
+    private var placeMatches: [Place] = []
+    private var places: PlaceIndex?
+    private var nearPlace: (latitude: Double, longitude: Double, words: String)?
     private var locationButton: Widget!
 
     // The screenshot hook.
@@ -232,23 +237,74 @@ final class CompassWindow {
 
     private func buildManualPage() -> Widget {
         let box = Widget.box(vertical: true, spacing: 12)
-        manualEntry = Widget.entry(placeholder: "-33.9 18.4")
-        manualEntry.setAccessibleLabel(tr("Latitude and longitude"))
+        manualEntry = Widget.searchEntry(placeholder: tr("A town, or -33.9 18.4"))
+        manualEntry.setAccessibleLabel(tr("Place name, or latitude and longitude"))
         manualError = Widget.label("", classes: ["error"])
+        placeList = Widget.listBox(selectable: false)
+        placeList.isVisible = false
+        placeList.onRowActivated { [unowned self] index in
+            if index < placeMatches.count { setLocation(placeMatches[index]) }
+        }
         let use = Widget.button(tr("Use this location"), classes: ["suggested-action", "pill"])
         manualCancel = Widget.button(tr("Cancel"), classes: ["pill"])
         use.align(horizontal: GTK_ALIGN_CENTER, vertical: GTK_ALIGN_CENTER)
         manualCancel.align(horizontal: GTK_ALIGN_CENTER, vertical: GTK_ALIGN_CENTER)
-        for w in [manualEntry!, manualError!, use, manualCancel!] { box.append(w) }
+        for w in [manualEntry!, placeList!, manualError!, use, manualCancel!] { box.append(w) }
         use.onClicked { [unowned self] in submitManualLocation() }
         manualEntry.onActivate { [unowned self] in submitManualLocation() }
         manualEntry.onChanged { [unowned self] in manualError.setText("") }
+        manualEntry.onSearchChanged { [unowned self] in searchPlaces() }
         manualCancel.onClicked { [unowned self] in manualRequested = false; update() }
         manualPage = Adwaita.statusPage(
             icon: "mark-location-symbolic", title: tr("Where are you?"),
-            description: tr("qiblad has no position: no GPS fix and no location service. Type your latitude and longitude in degrees, south and west negative, for example -33.9 18.4"),
+            description: tr("qiblad has no position: no GPS fix and no location service. Type the name of your town, or your latitude and longitude in degrees, south and west negative, for example -33.9 18.4"),
             child: Adwaita.clamp(box, maximumWidth: 360))
         return manualPage
+    }
+
+    // MARK: Places by name
+
+    /// The world's cities (libgweather), read at the first need: a search, or a position to name.
+    private var placeIndex: PlaceIndex {
+        if let places { return places }
+        let started = MainLoop.monotonicMicroseconds
+        let index = PlaceIndex(places: WorldPlaces.cities())
+        log("place list: \(index.places.count) cities read in \((MainLoop.monotonicMicroseconds - started) / 1000) ms")
+        places = index
+        return index
+    }
+
+    /// The matches for what is typed so far, listed under the entry (at most 8: the best of
+    /// them; a 1-letter query costs one pass over the list, as any other).
+    private func searchPlaces() {
+        let text = manualEntry.entryText
+        let isCoordinates = (try? ManualLocationInput.parse(text).get()) != nil
+        let started = MainLoop.monotonicMicroseconds
+        placeMatches = isCoordinates || text.trimmingSpaces.isEmpty ? [] : placeIndex.search(text, limit: 8, near: currentPosition)
+        log("search '\(text)': \(placeMatches.count) matches in \(MainLoop.monotonicMicroseconds - started) µs")
+        placeList.removeAllRows()
+        for place in placeMatches {
+            placeList.listAppend(Adwaita.placeRow(title: place.name, subtitle: place.title))
+        }
+        placeList.isVisible = !placeMatches.isEmpty
+        if placeMatches.isEmpty, !isCoordinates, SearchText.folded(text).contains(where: { $0.isLetter }) {
+            manualError.setText(PlaceIndex.noMatchMessage(text))
+        }
+    }
+
+    private var currentPosition: (latitudeDegrees: Double, longitudeDegrees: Double)? {
+        guard let latitude = properties.double(.latitude), let longitude = properties.double(.longitude) else { return nil }
+        return (latitude, longitude)
+    }
+
+    /// "near Cape Town" when a city of the list is within 50 km, else the coordinates.
+    private func headerPlace() -> String {
+        guard let (latitude, longitude) = currentPosition else { return screen.placeText }
+        if let near = nearPlace, near.latitude == latitude, near.longitude == longitude { return near.words }
+        let words = placeIndex.nearest(latitudeDegrees: latitude, longitudeDegrees: longitude, withinMetres: 50_000)
+            .map { fill(tr("near {place}"), ["place": $0.name]) } ?? screen.placeText
+        nearPlace = (latitude, longitude, words)
+        return words
     }
 
     // MARK: The bus
@@ -363,7 +419,7 @@ final class CompassWindow {
         if let busProblem, page == .noDaemon {
             Adwaita.setStatusPage(noDaemonPage, description: fill(tr("No session bus: {problem}"), ["problem": busProblem]))
         }
-        Adwaita.setSubtitle(windowTitle, screen.placeText)
+        Adwaita.setSubtitle(windowTitle, headerPlace())
 
         // The dial follows the heading through the spring; a first heading is taken at once.
         if let north = screen.dialNorthScreenDegrees {
@@ -445,24 +501,37 @@ final class CompassWindow {
 
     // MARK: Actions
 
+    /// Enter or "Use this location": coordinates as typed, else the best match of the place search.
     private func submitManualLocation() {
         switch ManualLocationInput.parse(manualEntry.entryText) {
         case .failure(let problem):
-            manualError.setText(problem.message)
+            if let best = placeMatches.first { setLocation(best); return }
+            let letters = SearchText.folded(manualEntry.entryText).contains { $0.isLetter }
+            manualError.setText(letters ? PlaceIndex.noMatchMessage(manualEntry.entryText) : problem.message)
         case .success(let position):
-            guard let bus else { return }
-            bus.call(QiblaMethod.setManualLocation.rawValue, [Variant.double(position.latitude), Variant.double(position.longitude)],
-                     autoStart: true) { [unowned self] result in
-                switch result {
-                case .success:
-                    manualRequested = false
-                    manualEntry.entryText = ""
-                    showToast(fill(tr("Location set: {place}"), ["place": CompassScreen.coordinates(latitude: position.latitude, longitude: position.longitude)]))
-                    log("SetManualLocation \(position.latitude) \(position.longitude)")
-                    update()
-                case .failure(let error):
-                    manualError.setText(error.message)
-                }
+            setManualLocation(latitude: position.latitude, longitude: position.longitude,
+                              named: CompassScreen.coordinates(latitude: position.latitude, longitude: position.longitude))
+        }
+    }
+
+    private func setLocation(_ place: Place) {
+        setManualLocation(latitude: place.latitudeDegrees, longitude: place.longitudeDegrees, named: place.title)
+    }
+
+    /// SetManualLocation; on success the page closes and a toast names the place.
+    private func setManualLocation(latitude: Double, longitude: Double, named name: String) {
+        guard let bus else { return }
+        bus.call(QiblaMethod.setManualLocation.rawValue, [Variant.double(latitude), Variant.double(longitude)],
+                 autoStart: true) { [unowned self] result in
+            switch result {
+            case .success:
+                manualRequested = false
+                manualEntry.entryText = ""
+                showToast(fill(tr("Location set: {place}"), ["place": name]))
+                log("SetManualLocation \(latitude) \(longitude) (\(name))")
+                update()
+            case .failure(let error):
+                manualError.setText(error.message)
             }
         }
     }

@@ -114,6 +114,9 @@ enum MainLoop {
     }
 
 
+    /// GLib's monotonic clock, microseconds (for durations).
+    static var monotonicMicroseconds: UInt64 { UInt64(max(0, g_get_monotonic_time())) }
+
     /// The wall clock, microseconds since the Unix epoch.
     static var nowMicroseconds: UInt64 { UInt64(max(0, g_get_real_time())) }
 

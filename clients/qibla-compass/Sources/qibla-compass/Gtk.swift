@@ -51,6 +51,18 @@ struct Widget {
         gtk_entry_set_input_purpose(w.c(), GTK_INPUT_PURPOSE_NUMBER)
         return w
     }
+    /// A search field (a GtkSearchEntry: `changed` is its `search-changed`, sent a moment after
+    /// the last key, so a fast typist costs one search, not one per key).
+    static func searchEntry(placeholder: String) -> Widget {
+        let w = Widget(gtk_search_entry_new())
+        // GTK 4.8 has the property but not yet its setter (4.10).
+        var value = GValue()
+        g_value_init(&value, GType(16 << G_TYPE_FUNDAMENTAL_SHIFT))  // G_TYPE_STRING
+        g_value_set_string(&value, placeholder)
+        g_object_set_property(w.c(), "placeholder-text", &value)
+        g_value_unset(&value)
+        return w
+    }
     static func progressBar() -> Widget { Widget(gtk_progress_bar_new()) }
     static func stack() -> Widget {
         let w = Widget(gtk_stack_new()); gtk_stack_set_transition_type(w.c(), GTK_STACK_TRANSITION_TYPE_CROSSFADE); return w
@@ -63,9 +75,9 @@ struct Widget {
         gtk_scrolled_window_set_child(w.c(), child.pointer)
         return w
     }
-    static func listBox() -> Widget {
+    static func listBox(selectable: Bool = false) -> Widget {
         let w = Widget(gtk_list_box_new())
-        gtk_list_box_set_selection_mode(w.c(), GTK_SELECTION_NONE)
+        gtk_list_box_set_selection_mode(w.c(), selectable ? GTK_SELECTION_SINGLE : GTK_SELECTION_NONE)
         w.addClasses(["boxed-list"])
         return w
     }
@@ -106,6 +118,9 @@ struct Widget {
         gtk_stack_set_visible_child_name(c(), name)
     }
     func listAppend(_ row: Widget) { gtk_list_box_append(c(), row.pointer) }
+    func removeAllRows() {
+        while let row = gtk_list_box_get_row_at_index(c(), 0) { gtk_list_box_remove(c(), UnsafeMutableRawPointer(row).assumingMemoryBound(to: GtkWidget.self)) }
+    }
     func setText(_ text: String) {
         if let current = gtk_label_get_text(opaque), String(cString: current) == text { return }
         gtk_label_set_text(c(), text)
@@ -120,6 +135,15 @@ struct Widget {
     func onClicked(_ action: @escaping () -> Void) { Signal.connect0(raw, "clicked", action) }
     func onActivate(_ action: @escaping () -> Void) { Signal.connect0(raw, "activate", action) }
     func onChanged(_ action: @escaping () -> Void) { Signal.connect0(raw, "changed", action) }
+    /// A search entry's `search-changed`: a moment after the last key.
+    func onSearchChanged(_ action: @escaping () -> Void) { Signal.connect0(raw, "search-changed", action) }
+    /// A list box's `row-activated`, with the row's index.
+    func onRowActivated(_ action: @escaping (Int) -> Void) {
+        Signal.connect1(raw, "row-activated") { row in
+            guard let row else { return }
+            action(Int(gtk_list_box_row_get_index(row.assumingMemoryBound(to: GtkListBoxRow.self))))
+        }
+    }
     func onMap(_ action: @escaping (Bool) -> Void) {
         Signal.connect0(raw, "map") { action(true) }
         Signal.connect0(raw, "unmap") { action(false) }
