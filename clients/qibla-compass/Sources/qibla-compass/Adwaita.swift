@@ -56,6 +56,7 @@ enum Adwaita {
     }
 
     static func setSubtitle(_ windowTitle: Widget, _ text: String) { adw_window_title_set_subtitle(windowTitle.c(), text) }
+    static func subtitle(_ windowTitle: Widget) -> String { adw_window_title_get_subtitle(windowTitle.c()).map { String(cString: $0) } ?? "" }
 
     /// A status page: icon, title, description (Pango markup off) and an optional child.
     static func statusPage(icon: String, title: String, description: String, child: Widget? = nil) -> Widget {

@@ -9,6 +9,8 @@ import WorldPlaces
 final class CompassWindow {
     struct Options {
         var screenshotPath: String?
+        /// Opens the location page with this typed into its search field.
+        var searchText: String?
         var width: Int32 = 420
         var height: Int32 = 760
         var systemBus = false
@@ -76,6 +78,7 @@ final class CompassWindow {
     private var manualCancel: Widget!
     private var placeList: Widget!
     private var placeMatches: [Place] = []
+    private var searchedOnce = false
     private var places: PlaceIndex?
     private var nearPlace: (latitude: Double, longitude: Double, words: String)?
     private var locationButton: Widget!
@@ -100,6 +103,11 @@ final class CompassWindow {
         build()
         connectBus()
         update()
+        if let text = options.searchText {
+            manualRequested = true
+            update()
+            manualEntry.entryText = text
+        }
         if options.screenshotPath != nil {
             // Whatever happens, the screenshot is taken within 25 s; pages that only need time are looked at every 250 ms.
             MainLoop.everyMilliseconds(25_000) { [unowned self] in captureAndQuit(complete: false); return false }
@@ -287,6 +295,8 @@ final class CompassWindow {
             placeList.listAppend(Adwaita.placeRow(title: place.name, subtitle: place.title))
         }
         placeList.isVisible = !placeMatches.isEmpty
+        searchedOnce = true
+        screenshotIfComplete()
         if placeMatches.isEmpty, !isCoordinates, SearchText.folded(text).contains(where: { $0.isLetter }) {
             manualError.setText(PlaceIndex.noMatchMessage(text))
         }
@@ -658,13 +668,14 @@ final class CompassWindow {
     private func screenshotIfComplete() {
         guard options.screenshotPath != nil, !screenshotTaken else { return }
         let now = MainLoop.nowMicroseconds
-        let page = screen.page
+        var page = screen.page
+        if options.searchText != nil, manualRequested { page = .noPosition }
         let complete: Bool
         switch page {
         case .compass: complete = screen.dialNorthScreenDegrees != nil && screen.qiblaBearingDegrees != nil
             && screen.wedgeHalfWidthDegrees != nil && sunPositionArrived
         case .noCompass: complete = sunInfoArrived
-        case .noPosition: complete = !manualRequested
+        case .noPosition: complete = options.searchText != nil ? searchedOnce : !manualRequested
         case .noDaemon: complete = now - startedMicroseconds > 1_500_000
         case .connecting: complete = false
         }
@@ -673,7 +684,7 @@ final class CompassWindow {
         let waited = now - (firstCompletePageMicroseconds ?? now)
         // The compass page waits for the daemon's smoothing window to fill (1.5 s) and the dial to settle.
         let wait: UInt64 = page == .compass ? 1_500_000 : 500_000
-        if waited >= wait, dialAnimation.isSettled {
+        if waited >= wait, dialAnimation.isSettled || page != .compass {
             MainLoop.everyMilliseconds(200) { [unowned self] in captureAndQuit(complete: true); return false }
             screenshotTaken = true
         }
@@ -690,7 +701,9 @@ final class CompassWindow {
             MainLoop.everyMilliseconds(100) { [unowned self] in captureAndQuit(complete: complete, attempt: attempt + 1); return false }
             return
         }
-        print("page=\(screen.page.rawValue)")
+        print("page=\(shownPage?.rawValue ?? screen.page.rawValue)")
+        print("header=\(Adwaita.subtitle(windowTitle))")
+        for place in placeMatches { print("match=\(place.title)") }
         print("accessible=\(screen.accessibleDescription)")
         print("instruction=\(screen.instruction)")
         print("facing=\(screen.isFacing)")

@@ -14,7 +14,7 @@ func printError(_ message: String) {
 }
 
 let usage = """
-    Usage: qibla-compass [--system] [--size WIDTHxHEIGHT] [--screenshot FILE] [--verbose]
+    Usage: qibla-compass [--system] [--size WIDTHxHEIGHT] [--screenshot FILE] [--search TEXT] [--verbose]
 
     The Qibla compass: a dial that turns with the phone and a needle to the Kaaba, from qiblad.
 
@@ -22,6 +22,7 @@ let usage = """
       --size WxH            the window's initial size in pixels (default 420x760)
       --screenshot FILE     render the window to FILE (PNG) once it shows a complete update,
                             print what it shows and exit (status 1 if nothing complete in 25 s)
+      --search TEXT         open the location page with TEXT in its search field
       --verbose             log the claim and bus events to standard error
       --find-place QUERY    print the offline list's places matching QUERY (best first, at most
                             20: "title|latitude|longitude") with the time taken, and exit;
@@ -47,6 +48,9 @@ while let argument = arguments.popFirst() {
             printError("qibla-compass: --size takes WIDTHxHEIGHT in pixels, 200 to 8000 each (got '\(text)')"); exit(64)
         }
         options.width = parts[0]; options.height = parts[1]
+    case "--search":
+        guard let text = arguments.popFirst() else { printError("qibla-compass: --search needs a TEXT\n\n\(usage)"); exit(64) }
+        options.searchText = text
     case "--find-place":
         guard let query = arguments.popFirst() else { printError("qibla-compass: --find-place needs a QUERY\n\n\(usage)"); exit(64) }
         findPlace = query
