@@ -126,8 +126,10 @@ final class CompassWindow {
         Actions.add(to: app, name: "forget-location") { [unowned self] in forgetLocation() }
         Actions.add(to: app, name: "reset-calibration") { [unowned self] in resetCalibration() }
         Actions.add(to: app, name: "about") { [unowned self] in Adwaita.about(parent: window, version: qiblaVersion) }
+        showReminders = Actions.addToggle(to: app, name: "remind") { [unowned self] on in setReminders(on) }
         let menu = Widget.menuButton(icon: "open-menu-symbolic", tooltip: tr("Main menu"), menu: Actions.menu([
             (tr("Set the location by hand…"), "app.set-location"),
+            (tr("Remind me at the Qibla-sun times"), "app.remind"),
             (tr("Forget the location typed by hand"), "app.forget-location"),
             (tr("Calibrate the compass again"), "app.reset-calibration"),
             (tr("About Qibla Compass"), "app.about"),
@@ -270,6 +272,61 @@ final class CompassWindow {
         return manualPage
     }
 
+    // MARK: Reminders
+
+    /// The user service that posts a notification at each Qibla-sun time (`qiblactl remind`).
+    static let reminderUnit = "qibla-remind.service"
+    private var showReminders: (Bool) -> Void = { _ in }
+
+    /// Whether the reminders are switched on: systemd's user manager, on the session bus.
+    private func readReminderState() {
+        bus?.bus.callReporting(destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1",
+                               interface: "org.freedesktop.systemd1.Manager", method: "GetUnitFileState",
+                               [Variant.string(Self.reminderUnit)]) { [unowned self] result in
+            if case .success(let reply) = result, reply.childCount == 1 {
+                let state = reply.child(0).string
+                log("\(Self.reminderUnit) is \(state)")
+                showReminders(state == "enabled")
+            }
+        }
+    }
+
+    /// Switches the reminders on or off as `systemctl --user enable --now` / `disable --now` do,
+    /// through systemd's D-Bus API: the unit file enabled and the manager reloaded, then started
+    /// (or stopped, then disabled).
+    private func setReminders(_ on: Bool) {
+        guard let bus = bus?.bus else { return }
+        let manager = ("org.freedesktop.systemd1", "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager")
+        func call(_ method: String, _ arguments: [OpaquePointer], then next: @escaping () -> Void) {
+            bus.callReporting(destination: manager.0, path: manager.1, interface: manager.2, method: method, arguments) { [unowned self] result in
+                switch result {
+                case .success: log("systemd \(method) \(Self.reminderUnit)"); next()
+                case .failure(let error):
+                    log("systemd \(method) failed: \(error.name) \(error.message)")
+                    showToast(fill(tr("Cannot switch the reminders: {reason}"), ["reason": error.message]))
+                    readReminderState()
+                }
+            }
+        }
+        if on {
+            call("EnableUnitFiles", [Variant.strings([Self.reminderUnit]), Variant.bool(false), Variant.bool(false)]) { [unowned self] in
+                call("Reload", []) { [unowned self] in
+                    call("StartUnit", [Variant.string(Self.reminderUnit), Variant.string("replace")]) { [unowned self] in
+                        showReminders(true)
+                        showToast(tr("Reminders on: a notification at each Qibla-sun time"))
+                    }
+                }
+            }
+        } else {
+            call("StopUnit", [Variant.string(Self.reminderUnit), Variant.string("replace")]) { [unowned self] in
+                call("DisableUnitFiles", [Variant.strings([Self.reminderUnit]), Variant.bool(false)]) { [unowned self] in
+                    showReminders(false)
+                    showToast(tr("Reminders off"))
+                }
+            }
+        }
+    }
+
     // MARK: Places by name
 
     /// The world's cities (libgweather), read at the first need: a search, or a position to name.
@@ -337,6 +394,7 @@ final class CompassWindow {
             }
         }
         followLogindLock()
+        readReminderState()
         ownerChanged()
     }
 

@@ -90,6 +90,19 @@ enum Actions {
         g_object_unref(UnsafeMutableRawPointer(action))
     }
 
+    /// A boolean action `name` (a check item in a menu): activating it asks `changed` for the new
+    /// state; the returned function sets the shown state (once the change is done, or from outside).
+    static func addToggle(to map: ObjectPointer, name: String, _ changed: @escaping (Bool) -> Void) -> (Bool) -> Void {
+        guard let action = g_simple_action_new_stateful(name, nil, g_variant_new_boolean(0)) else { return { _ in } }
+        let raw = UnsafeMutableRawPointer(action)
+        Signal.connect1(raw, "change-state") { value in
+            guard let value else { return }
+            changed(g_variant_get_boolean(OpaquePointer(value)) != 0)
+        }
+        g_action_map_add_action(OpaquePointer(map), action)
+        return { state in g_simple_action_set_state(action, g_variant_new_boolean(state ? 1 : 0)) }
+    }
+
     /// A menu model of (label, detailed action name) items.
     static func menu(_ items: [(String, String)]) -> ObjectPointer {
         let menu = g_menu_new()!
@@ -183,6 +196,13 @@ final class Variant {
     static func int32(_ i: Int32) -> OpaquePointer { g_variant_new_int32(i) }
     static func uint64(_ t: UInt64) -> OpaquePointer { g_variant_new_uint64(guint64(t)) }
     static func uint32(_ u: UInt32) -> OpaquePointer { g_variant_new_uint32(guint32(u)) }
+    /// An `as`.
+    static func strings(_ items: [String]) -> OpaquePointer {
+        let type = g_variant_type_new("s")
+        defer { g_variant_type_free(type) }
+        var children: [OpaquePointer?] = items.map { g_variant_new_string($0) }
+        return children.withUnsafeMutableBufferPointer { g_variant_new_array(type, $0.baseAddress, gsize($0.count)) }
+    }
     /// An empty `a{sv}`.
     static func emptyDictionary() -> OpaquePointer {
         let type = g_variant_type_new("{sv}")
@@ -262,6 +282,23 @@ final class BusConnection {
         }
         g_dbus_connection_call(connection, destination, path, interface, method, arguments.isEmpty ? nil : Variant.tuple(arguments),
                                nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, callback, Unmanaged.passRetained(Done(done)).toOpaque())
+    }
+
+    /// A method call with its error: `done` gets the reply's tuple or the error (systemd's manager).
+    func callReporting(destination: String, path: String, interface: String, method: String, _ arguments: [OpaquePointer] = [],
+                       _ done: @escaping (Result<Variant, BusError>) -> Void) {
+        final class Done { let f: (Result<Variant, BusError>) -> Void; init(_ f: @escaping (Result<Variant, BusError>) -> Void) { self.f = f } }
+        let callback: GAsyncReadyCallback = { source, result, data in
+            let done = Unmanaged<Done>.fromOpaque(data!).takeRetainedValue()
+            var error: UnsafeMutablePointer<GError>?
+            guard let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) else {
+                done.f(.failure(BusProxy.take(error)))
+                return
+            }
+            done.f(.success(Variant(owning: reply)))
+        }
+        g_dbus_connection_call(connection, destination, path, interface, method, arguments.isEmpty ? nil : Variant.tuple(arguments),
+                               nil, G_DBUS_CALL_FLAGS_NONE, 25_000, nil, callback, Unmanaged.passRetained(Done(done)).toOpaque())
     }
 
     /// A method call whose reply is one boolean (`GetActive`); nil when there is no such service

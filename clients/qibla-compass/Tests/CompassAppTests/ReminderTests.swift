@@ -25,6 +25,52 @@ func voluntarySwitches(pid: Int32) -> Int {
 }
 
 @Suite(.serialized) struct ReminderTests {
+    /// The app's menu switches the user service on and off through systemd's D-Bus API
+    /// (python-dbusmock's systemd manager on the test's session bus, with the unit-file methods
+    /// systemctl enable/disable use): enabled, reloaded, started; stopped, disabled.
+    @Test func theMenuSwitchesTheReminderServiceOnAndOff() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
+        let log = rig.directory.path + "/systemd.log"
+        let systemd = try ChildProcess("/usr/bin/python3", ["-m", "dbusmock", "--session", "--template", "systemd", "-l", log],
+                                       environment: rig.bus.environment)
+        defer { systemd.terminate() }
+        #expect(waitUntil(timeout: 15) { (try? rig.bus.busctl(["status", "org.freedesktop.systemd1"]).status) == 0 }, "\(systemd.standardError)")
+        let manager = ["org.freedesktop.systemd1", "/org/freedesktop/systemd1"]
+        let mock = manager + ["org.freedesktop.DBus.Mock"]
+        for (name, inSignature, outSignature, code) in [("EnableUnitFiles", "asbb", "ba(sss)", "ret = (True, [])"),
+                                                        ("DisableUnitFiles", "asb", "a(sss)", "ret = []"),
+                                                        ("Reload", "", "", ""),
+                                                        ("GetUnitFileState", "s", "s", "ret = 'disabled'")] {
+            let r = try rig.bus.busctl(["call"] + mock + ["AddMethod", "sssss", "org.freedesktop.systemd1.Manager", name, inSignature, outSignature, code])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        _ = try rig.bus.busctl(["call"] + mock + ["AddMockUnit", "s", "qibla-remind.service"])
+        let unit = "/org/freedesktop/systemd1/unit/qibla_remind_service"
+        func activeState() -> String? {
+            guard let r = try? rig.bus.busctl(["--json=short", "get-property", "org.freedesktop.systemd1", unit, "org.freedesktop.systemd1.Unit", "ActiveState"]),
+                  let o = try? JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any] else { return nil }
+            return o["data"] as? String
+        }
+        func calls(_ name: String) -> Int {
+            ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.split(separator: " ").dropFirst().first == Substring(name) }.count
+        }
+        let app = try ChildProcess(compassApp, ["--size", "360x720", "--verbose"], environment: rig.appEnvironment)
+        defer { app.terminate() }
+        #expect(waitUntil(timeout: 15) { app.standardError.contains("qibla-remind.service is disabled") }, "\(app.standardError)")
+        func activate() throws -> Int32 {
+            try rig.bus.busctl(["call", "io.github.qiblad.Compass", "/io/github/qiblad/Compass", "org.gtk.Actions",
+                                "Activate", "sava{sv}", "remind", "0", "0"]).status
+        }
+        #expect(try activate() == 0)
+        #expect(waitUntil(timeout: 10) { activeState() == "active" }, "not started: \(app.standardError)")
+        #expect(calls("EnableUnitFiles") == 1 && calls("Reload") == 1, "\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
+        #expect(try activate() == 0)
+        #expect(waitUntil(timeout: 10) { activeState() == "inactive" }, "not stopped: \(app.standardError)")
+        #expect(waitUntil(timeout: 5) { calls("DisableUnitFiles") == 1 }, "not disabled: \(app.standardError)")
+    }
+
     /// `qiblactl remind` against a real qiblad and python-dbusmock's notification server on the
     /// test's bus. The clock is the real one; the place moves instead: starting on the equator, the
     /// longitude is shifted by the time still to wait (15° an hour, the sun's pace) until qiblad's
