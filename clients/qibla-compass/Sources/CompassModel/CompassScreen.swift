@@ -179,10 +179,34 @@ public struct CompassScreen: Sendable, Equatable {
 
     // MARK: Formatting
 
-    /// "119° ESE".
+    /// "119° ESE" ("119° ESE" in French too, "293° ONO" for WNW).
     public static func bearingWords(_ bearing: Double) -> String {
         let whole = Int(Angle.normalized360(bearing).rounded()) % 360
-        return "\(whole)° \(CompassPoint.name(forBearing: bearing))"
+        return "\(whole)° \(pointName(CompassPoint.name(forBearing: bearing)))"
+    }
+
+    /// QiblaCore's 16-point abbreviation ("WNW") in the user's language.
+    public static func pointName(_ abbreviation: String) -> String {
+        // TRANSLATORS: the 16 points of the compass, abbreviated (N, NNE, NE, … NNW); W is O in French.
+        switch abbreviation {
+        case "N": tr("N")
+        case "NNE": tr("NNE")
+        case "NE": tr("NE")
+        case "ENE": tr("ENE")
+        case "E": tr("E")
+        case "ESE": tr("ESE")
+        case "SE": tr("SE")
+        case "SSE": tr("SSE")
+        case "S": tr("S")
+        case "SSW": tr("SSW")
+        case "SW": tr("SW")
+        case "WSW": tr("WSW")
+        case "W": tr("W")
+        case "WNW": tr("WNW")
+        case "NW": tr("NW")
+        case "NNW": tr("NNW")
+        default: abbreviation
+        }
     }
 
     /// "33.90° S, 18.40° E".
@@ -228,13 +252,14 @@ public struct CompassScreen: Sendable, Equatable {
         }
     }
 
-    /// "12 s", "5 min", "3 h", "2 d".
+    /// "12 s", "5 min", "3 h", "2 d" ("2 j" in French).
     static func ageText(_ seconds: Double) -> String {
         switch seconds {
-        case ..<60: "\(Int(seconds)) s"
-        case ..<3600: "\(Int(seconds / 60)) min"
-        case ..<86400: "\(Int(seconds / 3600)) h"
-        default: "\(Int(seconds / 86400)) d"
+        // TRANSLATORS: an age in seconds, minutes, hours and days, abbreviated as units are.
+        case ..<60: fill(tr("{count} s"), ["count": "\(Int(seconds))"])
+        case ..<3600: fill(tr("{count} min"), ["count": "\(Int(seconds / 60))"])
+        case ..<86400: fill(tr("{count} h"), ["count": "\(Int(seconds / 3600))"])
+        default: fill(tr("{count} d"), ["count": "\(Int(seconds / 86400))"])
         }
     }
 

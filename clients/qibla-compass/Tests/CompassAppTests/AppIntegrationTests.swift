@@ -328,6 +328,24 @@ func signedTurn(fromAccessible text: String) -> Double? {
         #expect(try rig.property("HasCompass") as? Bool == false)
     }
 
+    /// In French the compass points come translated (QiblaCore names them in English): from
+    /// Jakarta the Qibla is 295° WNW, "295° ONO".
+    @Test func compassPointsAreTranslated() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startDaemon(location: "-6.2,106.85")
+        let locale = rig.directory.path + "/locale"
+        try FileManager.default.createDirectory(atPath: locale + "/fr/LC_MESSAGES", withIntermediateDirectories: true)
+        let compiled = try run("msgfmt", ["-o", locale + "/fr/LC_MESSAGES/qibla-compass.mo",
+                                          repositoryRoot.appendingPathComponent("clients/qibla-compass/po/fr.po").path])
+        #expect(compiled.status == 0, "\(compiled.stderr)")
+        let (report, _, status) = try rig.screenshot(environment: ["LANGUAGE": "fr", "QIBLA_COMPASS_LOCALEDIR": locale])
+        #expect(status == 0)
+        #expect(report["page"] == "no-compass")
+        #expect(report["accessible"]?.hasPrefix("Qibla à 295° ONO par rapport au nord géographique") == true, "\(report)")
+        #expect(report["header"] == "près de Jakarta", "\(report)")
+    }
+
     /// Typing a position (as a person types it: a minus sign, a space) reaches SetManualLocation;
     /// the menu forgets it and resets the calibration.
     @Test func typedPositionReachesTheDaemon() throws {
