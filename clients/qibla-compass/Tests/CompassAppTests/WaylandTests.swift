@@ -119,8 +119,8 @@ func lastWindowSize(_ log: String) -> (width: Int, height: Int)? {
 
     /// Under Phosh at a phone's size: the app fills the screen, survives rotations both ways (it
     /// is laid out at the compositor's size each time, and shrinks back to 360 px), holds the claim
-    /// only while it is in front (another app in front releases it, closing that app takes it
-    /// again) and releases it when Phosh locks the screen.
+    /// only while it is in front (the overview or another app in front releases it, coming back
+    /// takes it again) and releases it when Phosh locks the screen.
     @Test func underPhoshTheClaimFollowsWhatCanBeSeen() throws {
         let display = try HeadlessDisplay()
         let rig = try AppRig(display: display)
@@ -157,6 +157,19 @@ func lastWindowSize(_ log: String) -> (width: Int, height: Int)? {
                 "did not shrink back: \(lastWindowSize(app.standardError).map { "\($0)" } ?? "?")")
         print("Phosh: portrait \(first), landscape and back: \(app.standardError.split(separator: "\n").filter { $0.contains(": window ") })")
 
+        // Phosh's overview, opened as a thumb does: a tap on the home bar at the bottom (through
+        // phoc's X11 pointer); the app shrinks to a thumbnail and is no longer active. A tap on the
+        // thumbnail brings it back.
+        let tap = { (x: Int, y: Int) throws in
+            _ = try run("xdotool", ["mousemove", "\(x)", "\(y)", "click", "1"], environment: ["DISPLAY": phosh.display.display])
+        }
+        try tap(180, 703)
+        #expect(waitUntil(timeout: 10) { releases() == 1 }, "not released under the overview: \(app.standardError)")
+        let overview = try phosh.screenshot(to: rig.directory.path + "/phosh-overview.png")
+        #expect(overview.dial() == nil || (overview.dial()?.centre.1 ?? 0) < 360, "overview: \(String(describing: overview.dial()))")
+        try tap(180, 200)
+        #expect(waitUntil(timeout: 10) { claims() == 2 }, "not claimed again from the overview: \(app.standardError)")
+
         // Another app in front: Phosh shows one app at a time; ours is no longer active.
         let other = try ChildProcess("/usr/bin/python3", ["-c", """
             import gi
@@ -167,14 +180,14 @@ func lastWindowSize(_ log: String) -> (width: Int, height: Int)? {
                 w = Gtk.ApplicationWindow(application=a, title='Another app'); w.set_child(Gtk.Label(label='Another app')); w.present()
             app.connect('activate', activate); app.run([])
             """], environment: environment)
-        #expect(waitUntil(timeout: 10) { releases() == 1 }, "not released behind another app: \(app.standardError)")
+        #expect(waitUntil(timeout: 10) { releases() == 2 }, "not released behind another app: \(app.standardError)")
         other.terminate()
-        #expect(waitUntil(timeout: 10) { claims() == 2 }, "not claimed again in front: \(app.standardError)")
+        #expect(waitUntil(timeout: 10) { claims() == 3 }, "not claimed again in front: \(app.standardError)")
 
         // Phosh locks the screen (as its power button or idle timeout does) and says so itself.
         let lock = try rig.bus.busctl(["call", "org.gnome.ScreenSaver", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver", "SetActive", "b", "true"])
         #expect(lock.status == 0, "\(lock.stderr)")
-        #expect(waitUntil(timeout: 10) { releases() == 2 }, "not released at the lock screen: \(app.standardError)")
+        #expect(waitUntil(timeout: 10) { releases() == 3 }, "not released at the lock screen: \(app.standardError)")
         #expect(app.standardError.contains("org.gnome.ScreenSaver says the screen is locked"))
         let locked = try phosh.screenshot(to: rig.directory.path + "/phosh-locked.png")
         #expect(locked.dial() == nil, "the dial is on the lock screen")
