@@ -79,6 +79,7 @@ final class CompassWindow {
     private var placeList: Widget!
     private var placeMatches: [Place] = []
     private var searchedOnce = false
+    private var placeLoadScheduled = false
     private var places: PlaceIndex?
     private var nearPlace: (latitude: Double, longitude: Double, words: String)?
     private var locationButton: Widget!
@@ -364,9 +365,17 @@ final class CompassWindow {
         return (latitude, longitude)
     }
 
-    /// "near Cape Town" when a city of the list is within 50 km, else the coordinates.
+    /// "near Cape Town" when a city of the list is within 50 km, else the coordinates. The list
+    /// is read a moment after the window opens (about 70 ms), not before its first frame.
     private func headerPlace() -> String {
         guard let (latitude, longitude) = currentPosition else { return screen.placeText }
+        if places == nil {
+            if !placeLoadScheduled {
+                placeLoadScheduled = true
+                MainLoop.everyMilliseconds(300) { [unowned self] in _ = placeIndex; update(); return false }
+            }
+            return screen.placeText
+        }
         if let near = nearPlace, near.latitude == latitude, near.longitude == longitude { return near.words }
         let words = placeIndex.nearest(latitudeDegrees: latitude, longitudeDegrees: longitude, withinMetres: 50_000)
             .map { fill(tr("near {place}"), ["place": $0.name]) } ?? screen.placeText

@@ -266,26 +266,16 @@ final class BusConnection {
     }
 
     /// A method call to another service; `done` gets the reply's tuple, or nil on any error (no
-    /// such service, no such method).
+    /// such service, no such method). No D-Bus activation, a 2 s timeout: for optional services.
     func call(destination: String, path: String, interface: String, method: String, _ arguments: [OpaquePointer] = [],
               _ done: @escaping (Variant?) -> Void) {
-        final class Done { let f: (Variant?) -> Void; init(_ f: @escaping (Variant?) -> Void) { self.f = f } }
-        let callback: GAsyncReadyCallback = { source, result, data in
-            let done = Unmanaged<Done>.fromOpaque(data!).takeRetainedValue()
-            var error: UnsafeMutablePointer<GError>?
-            guard let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) else {
-                if let error { g_error_free(error) }
-                done.f(nil)
-                return
-            }
-            done.f(Variant(owning: reply))
-        }
-        g_dbus_connection_call(connection, destination, path, interface, method, arguments.isEmpty ? nil : Variant.tuple(arguments),
-                               nil, G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, callback, Unmanaged.passRetained(Done(done)).toOpaque())
+        callReporting(destination: destination, path: path, interface: interface, method: method, arguments,
+                      autoStart: false, timeoutMilliseconds: 2000) { done(try? $0.get()) }
     }
 
     /// A method call with its error: `done` gets the reply's tuple or the error (systemd's manager).
     func callReporting(destination: String, path: String, interface: String, method: String, _ arguments: [OpaquePointer] = [],
+                       autoStart: Bool = true, timeoutMilliseconds: Int32 = 25_000,
                        _ done: @escaping (Result<Variant, BusError>) -> Void) {
         final class Done { let f: (Result<Variant, BusError>) -> Void; init(_ f: @escaping (Result<Variant, BusError>) -> Void) { self.f = f } }
         let callback: GAsyncReadyCallback = { source, result, data in
@@ -298,7 +288,8 @@ final class BusConnection {
             done.f(.success(Variant(owning: reply)))
         }
         g_dbus_connection_call(connection, destination, path, interface, method, arguments.isEmpty ? nil : Variant.tuple(arguments),
-                               nil, G_DBUS_CALL_FLAGS_NONE, 25_000, nil, callback, Unmanaged.passRetained(Done(done)).toOpaque())
+                               nil, autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START, timeoutMilliseconds, nil,
+                               callback, Unmanaged.passRetained(Done(done)).toOpaque())
     }
 
     /// A method call whose reply is one boolean (`GetActive`); nil when there is no such service
