@@ -78,7 +78,7 @@ uninstall-app:
 
 # Paths inside installed units and activation files follow BINDIR.
 define substitute
-	sed -e 's|/usr/bin/qiblad|$(BINDIR)/qiblad|g' $(1) > $(2)
+	sed -e 's|/usr/bin/qiblad|$(BINDIR)/qiblad|g' -e 's|/usr/bin/qiblactl|$(BINDIR)/qiblactl|g' $(1) > $(2)
 endef
 
 install: install-common install-system
@@ -94,7 +94,9 @@ install-common:
 	$(INSTALL) -m 755 $(addprefix $(BUILDDIR)/,$(BINARIES)) $(DESTDIR)$(BINDIR)/
 	$(call substitute,systemd/qiblad.service,$(DESTDIR)$(SYSTEMDUSERUNITDIR)/qiblad.service)
 	$(call substitute,dbus/io.github.qiblad.Qibla1.service,$(DESTDIR)$(DBUSSERVICEDIR)/io.github.qiblad.Qibla1.service)
-	chmod 644 $(DESTDIR)$(SYSTEMDUSERUNITDIR)/qiblad.service $(DESTDIR)$(DBUSSERVICEDIR)/io.github.qiblad.Qibla1.service
+	$(call substitute,systemd/qibla-remind.service,$(DESTDIR)$(SYSTEMDUSERUNITDIR)/qibla-remind.service)
+	chmod 644 $(DESTDIR)$(SYSTEMDUSERUNITDIR)/qiblad.service $(DESTDIR)$(SYSTEMDUSERUNITDIR)/qibla-remind.service \
+		$(DESTDIR)$(DBUSSERVICEDIR)/io.github.qiblad.Qibla1.service
 	$(INSTALL) -m 644 dbus/io.github.qiblad.Qibla1.xml $(DESTDIR)$(DBUSINTERFACEDIR)/
 	$(INSTALL) -m 644 systemd/qiblad.conf $(DESTDIR)$(DOCDIR)/qiblad.conf
 	$(INSTALL) -m 644 man/qiblactl.1 $(DESTDIR)$(MANDIR)/man1/
@@ -119,7 +121,7 @@ install-system:
 	$(INSTALL) -m 644 systemd/70-qiblad-iio.rules $(DESTDIR)$(UDEVRULESDIR)/
 	$(INSTALL) -m 644 systemd/qiblad.sysusers $(DESTDIR)$(SYSUSERSDIR)/qiblad.conf
 
-INSTALLED_COMMON = $(addprefix $(BINDIR)/,$(BINARIES)) $(SYSTEMDUSERUNITDIR)/qiblad.service \
+INSTALLED_COMMON = $(addprefix $(BINDIR)/,$(BINARIES)) $(SYSTEMDUSERUNITDIR)/qiblad.service $(SYSTEMDUSERUNITDIR)/qibla-remind.service \
 	$(DBUSSERVICEDIR)/io.github.qiblad.Qibla1.service $(DBUSINTERFACEDIR)/io.github.qiblad.Qibla1.xml \
 	$(DOCDIR)/qiblad.conf $(MANDIR)/man1/qiblactl.1 $(MANDIR)/man5/qiblad.conf.5 $(MANDIR)/man8/qiblad.8 \
 	$(BASHCOMPDIR)/qiblactl $(BASHCOMPDIR)/qiblad $(ZSHCOMPDIR)/_qiblactl $(ZSHCOMPDIR)/_qiblad \

@@ -20,7 +20,7 @@ struct Qiblactl: ParsableCommand {
             """,
         version: qiblaVersion,
         subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Claim.self, Sun.self, SetLocation.self,
-                      ClearLocation.self])
+                      ClearLocation.self, Remind.self])
 }
 
 /// A message on stderr and the exit status that goes with it (`ExitStatus`, shared by the three executables).

@@ -140,10 +140,11 @@ extension QibladWatch {
     /// `stop`; then releases the claim. A failure (the bus went away, the claim refused) is
     /// reported on stderr and exits with status 1. The first time qiblad is found absent, a hint
     /// on stderr says how to start it; the wait goes on.
-    static func run(bus: BusOptions, claim: Bool,
+    static func run(bus: BusOptions, claim: Bool, loop created: (EventLoop) -> Void = { _ in },
                     _ handle: @escaping (_ watch: QibladWatch, _ event: Event, _ stop: @escaping () -> Void) -> Void) throws {
         let signals = try SignalWatcher([.interrupt, .terminate])
         let loop = try EventLoop()
+        created(loop)
         let watch = QibladWatch(connection: try bus.connect(), claim: claim)
         var failure: String?
         var hinted = false

@@ -19,6 +19,7 @@ import TestSupport
     static let systemFiles: [(path: String, consumer: String)] = [
         ("/usr/bin/qiblad", "PATH"), ("/usr/bin/qiblactl", "PATH"),
         ("/usr/lib/systemd/user/qiblad.service", "systemd --user"),
+        ("/usr/lib/systemd/user/qibla-remind.service", "systemd --user (off until enabled)"),
         ("/usr/lib/systemd/system/qiblad.service", "systemd"),
         ("/usr/share/dbus-1/services/io.github.qiblad.Qibla1.service", "dbus session activation"),
         ("/usr/share/dbus-1/system-services/io.github.qiblad.Qibla1.service", "dbus system activation"),

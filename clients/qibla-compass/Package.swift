@@ -6,6 +6,7 @@
 //
 //   CompassModel     what the screen shows, from qiblad's properties: pure, no GTK, unit-tested
 //   CGtk, CAdwaita   the C libraries (pkg-config gtk4, libadwaita-1)
+//   WorldPlaces      libgweather-4's world cities (pkg-config gweather4), for the search by name
 //   qibla-compass    the app: GTK widgets, cairo drawing and GDBus, wiring only
 import PackageDescription
 
@@ -35,10 +36,13 @@ let package = Package(
             swiftSettings: strict),
         .systemLibrary(name: "CGtk", pkgConfig: "gtk4", providers: [.apt(["libgtk-4-dev"])]),
         .systemLibrary(name: "CAdwaita", pkgConfig: "libadwaita-1", providers: [.apt(["libadwaita-1-dev"])]),
+        .systemLibrary(name: "CGWeather", pkgConfig: "gweather4", providers: [.apt(["libgweather-4-dev"])]),
+        // The world's cities from libgweather's offline database, for the place search.
+        .target(name: "WorldPlaces", dependencies: ["CGWeather", "CompassModel"], swiftSettings: strict),
         .executableTarget(
             name: "qibla-compass",
             dependencies: [
-                "CompassModel", "CGtk", "CAdwaita",
+                "CompassModel", "CGtk", "CAdwaita", "WorldPlaces",
                 .product(name: "QiblaCore", package: "qiblad"),
                 .product(name: "QiblaInterface", package: "qiblad"),
             ],

@@ -55,6 +55,9 @@ public struct CompassScreen: Sendable, Equatable {
     /// "High · ±1.2°", with the class for styling.
     public var accuracyText: String
     public var accuracyClass: String
+    /// Where the heading comes from (`HeadingSource`, `HeadingFused`): "Compass: this phone's
+    /// magnetometer, gyroscope-aided"; empty without a heading source.
+    public var headingSourceText: String
 
     // MARK: Guidance
     /// Shown while the magnetometer is learning its calibration.
@@ -152,6 +155,7 @@ public struct CompassScreen: Sendable, Equatable {
         default: tr("Unknown")
         }
         accuracyText = error.map { "\(accuracyWord) · ±\(Self.oneDecimal($0))°" } ?? accuracyWord
+        headingSourceText = Self.headingSourceWords(p.string(.headingSource), fused: p.bool(.headingFused))
 
         if hasCompass, p.string(.calibrationState) == "collecting" || p.bool(.calibrationNeeded) {
             calibration = Calibration(progress: min(max(p.double(.calibrationProgress) ?? 0, 0), 1),
@@ -175,10 +179,34 @@ public struct CompassScreen: Sendable, Equatable {
 
     // MARK: Formatting
 
-    /// "119° ESE".
+    /// "119° ESE" ("119° ESE" in French too, "293° ONO" for WNW).
     public static func bearingWords(_ bearing: Double) -> String {
         let whole = Int(Angle.normalized360(bearing).rounded()) % 360
-        return "\(whole)° \(CompassPoint.name(forBearing: bearing))"
+        return "\(whole)° \(pointName(CompassPoint.name(forBearing: bearing)))"
+    }
+
+    /// QiblaCore's 16-point abbreviation ("WNW") in the user's language.
+    public static func pointName(_ abbreviation: String) -> String {
+        // TRANSLATORS: the 16 points of the compass, abbreviated (N, NNE, NE, … NNW); W is O in French.
+        switch abbreviation {
+        case "N": tr("N")
+        case "NNE": tr("NNE")
+        case "NE": tr("NE")
+        case "ENE": tr("ENE")
+        case "E": tr("E")
+        case "ESE": tr("ESE")
+        case "SE": tr("SE")
+        case "SSE": tr("SSE")
+        case "S": tr("S")
+        case "SSW": tr("SSW")
+        case "SW": tr("SW")
+        case "WSW": tr("WSW")
+        case "W": tr("W")
+        case "WNW": tr("WNW")
+        case "NW": tr("NW")
+        case "NNW": tr("NNW")
+        default: abbreviation
+        }
     }
 
     /// "33.90° S, 18.40° E".
@@ -199,6 +227,20 @@ public struct CompassScreen: Sendable, Equatable {
         }
     }
 
+    /// The heading's source in words: qiblad's own reading of the magnetometer, or
+    /// iio-sensor-proxy's compass (a heading made by a sensor hub); "gyroscope-aided" while the
+    /// attitude filter runs. Empty for `none` or a source this version does not know.
+    public static func headingSourceWords(_ source: String?, fused: Bool) -> String {
+        let name: String
+        switch source {
+        case "magnetometer": name = tr("Compass: this phone's magnetometer")
+        case "iio-sensor-proxy": name = tr("Compass: iio-sensor-proxy")
+        default: return ""
+        }
+        // TRANSLATORS: after the compass's source: "Compass: this phone's magnetometer, gyroscope-aided".
+        return fused ? fill(tr("{source}, gyroscope-aided"), ["source": name]) : name
+    }
+
     static func hintWords(_ hint: String) -> String {
         switch hint {
         case "tilt-forward-back": tr("Tip the top edge of the phone up and down.")
@@ -210,13 +252,14 @@ public struct CompassScreen: Sendable, Equatable {
         }
     }
 
-    /// "12 s", "5 min", "3 h", "2 d".
+    /// "12 s", "5 min", "3 h", "2 d" ("2 j" in French).
     static func ageText(_ seconds: Double) -> String {
         switch seconds {
-        case ..<60: "\(Int(seconds)) s"
-        case ..<3600: "\(Int(seconds / 60)) min"
-        case ..<86400: "\(Int(seconds / 3600)) h"
-        default: "\(Int(seconds / 86400)) d"
+        // TRANSLATORS: an age in seconds, minutes, hours and days, abbreviated as units are.
+        case ..<60: fill(tr("{count} s"), ["count": "\(Int(seconds))"])
+        case ..<3600: fill(tr("{count} min"), ["count": "\(Int(seconds / 60))"])
+        case ..<86400: fill(tr("{count} h"), ["count": "\(Int(seconds / 3600))"])
+        default: fill(tr("{count} d"), ["count": "\(Int(seconds / 86400))"])
         }
     }
 

@@ -56,6 +56,7 @@ enum Adwaita {
     }
 
     static func setSubtitle(_ windowTitle: Widget, _ text: String) { adw_window_title_set_subtitle(windowTitle.c(), text) }
+    static func subtitle(_ windowTitle: Widget) -> String { adw_window_title_get_subtitle(windowTitle.c()).map { String(cString: $0) } ?? "" }
 
     /// A status page: icon, title, description (Pango markup off) and an optional child.
     static func statusPage(icon: String, title: String, description: String, child: Widget? = nil) -> Widget {
@@ -82,6 +83,16 @@ enum Adwaita {
         gtk_label_set_selectable(value.c(), 1)
         adw_action_row_add_suffix(row.c(), value.pointer)
         return (row, value, { adw_action_row_set_subtitle(row.c(), $0) })
+    }
+
+    /// A row of the place search: the name, and "city, region, country" under it; activatable.
+    static func placeRow(title: String, subtitle: String) -> Widget {
+        let row = Widget(adw_action_row_new())
+        adw_preferences_row_set_title(row.c(), title)
+        adw_preferences_row_set_use_markup(row.c(), 0)
+        adw_action_row_set_subtitle(row.c(), subtitle)
+        gtk_list_box_row_set_activatable(row.c(), 1)
+        return row
     }
 
     /// A width-limited column (AdwClamp).

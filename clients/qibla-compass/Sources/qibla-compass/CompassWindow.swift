@@ -2,12 +2,15 @@
 import CGtk
 import CompassModel
 import QiblaInterface
+import WorldPlaces
 
 /// The window and everything it shows. Data flows one way: qiblad's properties (and the window's
 /// visibility) in → ``CompassScreen`` → widgets. The claim follows ``ClaimPolicy``.
 final class CompassWindow {
     struct Options {
         var screenshotPath: String?
+        /// Opens the location page with this typed into its search field.
+        var searchText: String?
         var width: Int32 = 420
         var height: Int32 = 760
         var systemBus = false
@@ -20,10 +23,11 @@ final class CompassWindow {
     private let app: ObjectPointer
     private let bus: BusProxy?
     private let busProblem: String?
+    private var systemBus: BusConnection?
 
     private var properties = DaemonProperties()
     private var screen: CompassScreen
-    private var claimPolicy = ClaimPolicy()
+    private var claimPolicy = ClaimPolicy(inactiveMeansHidden: ClaimPolicy.isPhoneShell(currentDesktop: Environment.value("XDG_CURRENT_DESKTOP")))
     private var claimedAtMicroseconds: UInt64 = 0
     private var dialAnimation = DialAnimation(at: 0)
     private var dialHasHeading = false
@@ -33,6 +37,7 @@ final class CompassWindow {
     private var shownPage: CompassPage?
     private var observingSurface = false
     private var wide = false
+    private var laidOutSize = (0, 0)
     private var dark = false
     private let startedMicroseconds = MainLoop.nowMicroseconds
 
@@ -71,6 +76,12 @@ final class CompassWindow {
     private var manualEntry: Widget!
     private var manualError: Widget!
     private var manualCancel: Widget!
+    private var placeList: Widget!
+    private var placeMatches: [Place] = []
+    private var searchedOnce = false
+    private var placeLoadScheduled = false
+    private var places: PlaceIndex?
+    private var nearPlace: (latitude: Double, longitude: Double, words: String)?
     private var locationButton: Widget!
 
     // The screenshot hook.
@@ -93,6 +104,11 @@ final class CompassWindow {
         build()
         connectBus()
         update()
+        if let text = options.searchText {
+            manualRequested = true
+            update()
+            manualEntry.entryText = text
+        }
         if options.screenshotPath != nil {
             // Whatever happens, the screenshot is taken within 25 s; pages that only need time are looked at every 250 ms.
             MainLoop.everyMilliseconds(25_000) { [unowned self] in captureAndQuit(complete: false); return false }
@@ -111,8 +127,10 @@ final class CompassWindow {
         Actions.add(to: app, name: "forget-location") { [unowned self] in forgetLocation() }
         Actions.add(to: app, name: "reset-calibration") { [unowned self] in resetCalibration() }
         Actions.add(to: app, name: "about") { [unowned self] in Adwaita.about(parent: window, version: qiblaVersion) }
+        showReminders = Actions.addToggle(to: app, name: "remind") { [unowned self] on in setReminders(on) }
         let menu = Widget.menuButton(icon: "open-menu-symbolic", tooltip: tr("Main menu"), menu: Actions.menu([
             (tr("Set the location by hand…"), "app.set-location"),
+            (tr("Remind me at the Qibla-sun times"), "app.remind"),
             (tr("Forget the location typed by hand"), "app.forget-location"),
             (tr("Calibrate the compass again"), "app.reset-calibration"),
             (tr("About Qibla Compass"), "app.about"),
@@ -139,13 +157,17 @@ final class CompassWindow {
         content.append(header.bar)
         content.append(toasts.overlay)
 
+        AppFocus.follow(app: app) { [unowned self] active in
+            log("the app is \(active ? "active" : "not active")")
+            apply(claimPolicy.active(active))
+        }
         dark = Adwaita.prefersDark { [unowned self] isDark in dark = isDark; dial.widget.queueDraw() }
         window = Adwaita.window(app: app, title: tr("Qibla Compass"), width: options.width, height: options.height, content: content)
         window.onMap { [unowned self] mapped in
             // The surface lives as long as the window: its signals are connected at the first map only.
             if mapped, !observingSurface {
                 observingSurface = true
-                Toplevel.observe(window, layout: { [unowned self] w, h in layout(width: w, height: h) },
+                Toplevel.observe(window, layout: { [unowned self] _, _ in layout() },
                                  minimised: { [unowned self] m in apply(claimPolicy.minimised(m)) })
             }
             apply(claimPolicy.windowMapped(mapped))
@@ -157,15 +179,18 @@ final class CompassWindow {
         dial = DrawingArea(label: tr("Qibla compass dial")) { [unowned self] cr, width, height in
             DialView.draw(cr, width: width, height: height, state: dialState, cache: faceCache)
         }
-        dial.widget.sizeRequest(width: 240, height: 240)
-        dial.widget.expand(horizontal: true, vertical: false)
+        // A fixed minimum, never set from the window's size (on Wayland a request that follows the
+        // allocation ratchets the window wider than the screen); the dial takes what room is left
+        // (it expands both ways) and draws itself square in it.
+        dial.widget.sizeRequest(width: Self.dialMinimumPixels, height: Self.dialMinimumPixels)
+        dial.widget.expand(horizontal: true, vertical: true)
         instructionLabel = Widget.label("", classes: ["title-1"])
         headingLabel = Widget.label("", classes: ["dim-label", "numeric"])
         let dialColumn = Widget.box(vertical: true, spacing: 6)
         dialColumn.append(dial.widget)
         dialColumn.append(instructionLabel)
         dialColumn.append(headingLabel)
-        dialColumn.expand(horizontal: true, vertical: false)
+        dialColumn.expand(horizontal: true, vertical: true)
 
         calibrationBox = Widget.box(vertical: true, spacing: 6)
         calibrationBox.addClasses(["card"])
@@ -201,7 +226,10 @@ final class CompassWindow {
         mainBox.margins(12)
         mainBox.append(dialColumn)
         mainBox.append(infoColumn)
-        return Widget.scrolled(Adwaita.clamp(mainBox, maximumWidth: 1100))
+        // Horizontally the page never asks the window for its width (GTK_POLICY_EXTERNAL): whatever
+        // the dial and the cards ask for side by side, the window may still be as narrow as the
+        // screen, and the next layout stacks them.
+        return Widget.scrolled(Adwaita.clamp(mainBox, maximumWidth: 1100), widthFollowsContent: false)
     }
 
     private func buildNoCompassPage() -> Widget {
@@ -220,23 +248,139 @@ final class CompassWindow {
 
     private func buildManualPage() -> Widget {
         let box = Widget.box(vertical: true, spacing: 12)
-        manualEntry = Widget.entry(placeholder: "-33.9 18.4")
-        manualEntry.setAccessibleLabel(tr("Latitude and longitude"))
+        manualEntry = Widget.searchEntry(placeholder: tr("A town, or -33.9 18.4"))
+        manualEntry.setAccessibleLabel(tr("Place name, or latitude and longitude"))
         manualError = Widget.label("", classes: ["error"])
+        placeList = Widget.listBox(selectable: false)
+        placeList.isVisible = false
+        placeList.onRowActivated { [unowned self] index in
+            if index < placeMatches.count { setLocation(placeMatches[index]) }
+        }
         let use = Widget.button(tr("Use this location"), classes: ["suggested-action", "pill"])
         manualCancel = Widget.button(tr("Cancel"), classes: ["pill"])
         use.align(horizontal: GTK_ALIGN_CENTER, vertical: GTK_ALIGN_CENTER)
         manualCancel.align(horizontal: GTK_ALIGN_CENTER, vertical: GTK_ALIGN_CENTER)
-        for w in [manualEntry!, manualError!, use, manualCancel!] { box.append(w) }
+        for w in [manualEntry!, placeList!, manualError!, use, manualCancel!] { box.append(w) }
         use.onClicked { [unowned self] in submitManualLocation() }
         manualEntry.onActivate { [unowned self] in submitManualLocation() }
         manualEntry.onChanged { [unowned self] in manualError.setText("") }
+        manualEntry.onSearchChanged { [unowned self] in searchPlaces() }
         manualCancel.onClicked { [unowned self] in manualRequested = false; update() }
         manualPage = Adwaita.statusPage(
             icon: "mark-location-symbolic", title: tr("Where are you?"),
-            description: tr("qiblad has no position: no GPS fix and no location service. Type your latitude and longitude in degrees, south and west negative, for example -33.9 18.4"),
+            description: tr("qiblad has no position: no GPS fix and no location service. Type the name of your town, or your latitude and longitude in degrees, south and west negative, for example -33.9 18.4"),
             child: Adwaita.clamp(box, maximumWidth: 360))
         return manualPage
+    }
+
+    // MARK: Reminders
+
+    /// The user service that posts a notification at each Qibla-sun time (`qiblactl remind`).
+    static let reminderUnit = "qibla-remind.service"
+    private var showReminders: (Bool) -> Void = { _ in }
+
+    /// Whether the reminders are switched on: systemd's user manager, on the session bus.
+    private func readReminderState() {
+        bus?.bus.callReporting(destination: "org.freedesktop.systemd1", path: "/org/freedesktop/systemd1",
+                               interface: "org.freedesktop.systemd1.Manager", method: "GetUnitFileState",
+                               [Variant.string(Self.reminderUnit)]) { [unowned self] result in
+            if case .success(let reply) = result, reply.childCount == 1 {
+                let state = reply.child(0).string
+                log("\(Self.reminderUnit) is \(state)")
+                showReminders(state == "enabled")
+            }
+        }
+    }
+
+    /// Switches the reminders on or off as `systemctl --user enable --now` / `disable --now` do,
+    /// through systemd's D-Bus API: the unit file enabled and the manager reloaded, then started
+    /// (or stopped, then disabled).
+    private func setReminders(_ on: Bool) {
+        guard let bus = bus?.bus else { return }
+        let manager = ("org.freedesktop.systemd1", "/org/freedesktop/systemd1", "org.freedesktop.systemd1.Manager")
+        func call(_ method: String, _ arguments: [OpaquePointer], then next: @escaping () -> Void) {
+            bus.callReporting(destination: manager.0, path: manager.1, interface: manager.2, method: method, arguments) { [unowned self] result in
+                switch result {
+                case .success: log("systemd \(method) \(Self.reminderUnit)"); next()
+                case .failure(let error):
+                    log("systemd \(method) failed: \(error.name) \(error.message)")
+                    showToast(fill(tr("Cannot switch the reminders: {reason}"), ["reason": error.message]))
+                    readReminderState()
+                }
+            }
+        }
+        if on {
+            call("EnableUnitFiles", [Variant.strings([Self.reminderUnit]), Variant.bool(false), Variant.bool(false)]) { [unowned self] in
+                call("Reload", []) { [unowned self] in
+                    call("StartUnit", [Variant.string(Self.reminderUnit), Variant.string("replace")]) { [unowned self] in
+                        showReminders(true)
+                        showToast(tr("Reminders on: a notification at each Qibla-sun time"))
+                    }
+                }
+            }
+        } else {
+            call("StopUnit", [Variant.string(Self.reminderUnit), Variant.string("replace")]) { [unowned self] in
+                call("DisableUnitFiles", [Variant.strings([Self.reminderUnit]), Variant.bool(false)]) { [unowned self] in
+                    showReminders(false)
+                    showToast(tr("Reminders off"))
+                }
+            }
+        }
+    }
+
+    // MARK: Places by name
+
+    /// The world's cities (libgweather), read at the first need: a search, or a position to name.
+    private var placeIndex: PlaceIndex {
+        if let places { return places }
+        let started = MainLoop.monotonicMicroseconds
+        let index = PlaceIndex(places: WorldPlaces.cities())
+        log("place list: \(index.places.count) cities read in \((MainLoop.monotonicMicroseconds - started) / 1000) ms")
+        places = index
+        return index
+    }
+
+    /// The matches for what is typed so far, listed under the entry (at most 8: the best of
+    /// them; a 1-letter query costs one pass over the list, as any other).
+    private func searchPlaces() {
+        let text = manualEntry.entryText
+        let isCoordinates = (try? ManualLocationInput.parse(text).get()) != nil
+        let started = MainLoop.monotonicMicroseconds
+        placeMatches = isCoordinates || text.trimmingSpaces.isEmpty ? [] : placeIndex.search(text, limit: 8, near: currentPosition)
+        log("search '\(text)': \(placeMatches.count) matches in \(MainLoop.monotonicMicroseconds - started) µs")
+        placeList.removeAllRows()
+        for place in placeMatches {
+            placeList.listAppend(Adwaita.placeRow(title: place.name, subtitle: place.title))
+        }
+        placeList.isVisible = !placeMatches.isEmpty
+        searchedOnce = true
+        screenshotIfComplete()
+        if placeMatches.isEmpty, !isCoordinates, SearchText.folded(text).contains(where: { $0.isLetter }) {
+            manualError.setText(PlaceIndex.noMatchMessage(text))
+        }
+    }
+
+    private var currentPosition: (latitudeDegrees: Double, longitudeDegrees: Double)? {
+        guard let latitude = properties.double(.latitude), let longitude = properties.double(.longitude) else { return nil }
+        return (latitude, longitude)
+    }
+
+    /// "near Cape Town" when a city of the list is within 50 km, else the coordinates. The list
+    /// is read a moment after the window opens (about 70 ms), not before its first frame.
+    private func headerPlace() -> String {
+        guard let (latitude, longitude) = currentPosition else { return screen.placeText }
+        if places == nil {
+            if !placeLoadScheduled {
+                placeLoadScheduled = true
+                MainLoop.everyMilliseconds(300) { [unowned self] in _ = placeIndex; update(); return false }
+            }
+            return screen.placeText
+        }
+        if let near = nearPlace, near.latitude == latitude, near.longitude == longitude { return near.words }
+        let words = placeIndex.nearest(latitudeDegrees: latitude, longitudeDegrees: longitude, withinMetres: 50_000)
+            .map { fill(tr("near {place}"), ["place": $0.name]) } ?? screen.placeText
+        nearPlace = (latitude, longitude, words)
+        return words
     }
 
     // MARK: The bus
@@ -245,15 +389,46 @@ final class CompassWindow {
         guard let bus else { return }
         bus.onOwnerChange { [unowned self] in ownerChanged() }
         bus.onPropertiesChange { [unowned self] in propertiesChanged() }
-        // Phosh and GNOME lock the screen through org.gnome.ScreenSaver: no claim while locked.
-        bus.onBooleanSignal(interface: "org.gnome.ScreenSaver", member: "ActiveChanged", path: "/org/gnome/ScreenSaver") { [unowned self] locked in
-            apply(claimPolicy.screenLocked(locked))
+        // No claim while the screen is locked, whoever locks it: Phosh and GNOME through
+        // org.gnome.ScreenSaver, KDE Plasma (Mobile) through org.freedesktop.ScreenSaver (at
+        // /ScreenSaver and /org/freedesktop/ScreenSaver), and any locker that sets logind's LockedHint.
+        for (source, name, path) in [(ClaimPolicy.LockSource.gnomeScreenSaver, "org.gnome.ScreenSaver", "/org/gnome/ScreenSaver"),
+                                     (.freedesktopScreenSaver, "org.freedesktop.ScreenSaver", "/org/freedesktop/ScreenSaver")] {
+            bus.bus.onBooleanSignal(interface: name, member: "ActiveChanged", path: nil) { [unowned self] locked in
+                log("\(name) says the screen is \(locked ? "locked" : "unlocked")")
+                apply(claimPolicy.screenLocked(locked, by: source))
+            }
+            bus.bus.callForBoolean(destination: name, path: path, interface: name, method: "GetActive") { [unowned self] locked in
+                if let locked { apply(claimPolicy.screenLocked(locked, by: source)) }
+            }
         }
-        bus.callForBoolean(destination: "org.gnome.ScreenSaver", path: "/org/gnome/ScreenSaver", interface: "org.gnome.ScreenSaver",
-                           method: "GetActive") { [unowned self] locked in
-            if let locked { apply(claimPolicy.screenLocked(locked)) }
-        }
+        followLogindLock()
+        readReminderState()
         ownerChanged()
+    }
+
+    /// logind's `LockedHint` of this session (XDG_SESSION_ID, else the session of this process),
+    /// on the system bus.
+    private func followLogindLock() {
+        guard let system = try? BusConnection(system: true) else { log("no system bus: logind's LockedHint is not followed"); return }
+        systemBus = system
+        let manager = ("org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.login1.Manager")
+        let follow: (Variant?) -> Void = { [unowned self] reply in
+            guard let reply, reply.childCount == 1 else { log("no logind session: its LockedHint is not followed"); return }
+            let session = reply.child(0).objectPath
+            log("following LockedHint of \(session)")
+            system.followBooleanProperty(destination: manager.0, path: session, interface: "org.freedesktop.login1.Session",
+                                         name: "LockedHint") { [unowned self] locked in
+                log("logind says the screen is \(locked ? "locked" : "unlocked")")
+                apply(claimPolicy.screenLocked(locked, by: .logindSession))
+            }
+        }
+        if let id = Environment.value("XDG_SESSION_ID"), !id.isEmpty {
+            system.call(destination: manager.0, path: manager.1, interface: manager.2, method: "GetSession", [Variant.string(id)], follow)
+        } else {
+            system.call(destination: manager.0, path: manager.1, interface: manager.2, method: "GetSessionByPID",
+                        [Variant.uint32(UInt32(Environment.processID))], follow)
+        }
     }
 
     private func ownerChanged() {
@@ -299,7 +474,8 @@ final class CompassWindow {
         DialView.State(northScreenDegrees: dialHasHeading ? dialAnimation.shownDegrees : nil,
                        qiblaBearingDegrees: screen.qiblaBearingDegrees,
                        wedgeHalfWidthDegrees: screen.wedgeHalfWidthDegrees,
-                       isFacing: screen.isFacing, dark: dark)
+                       isFacing: screen.isFacing, dark: dark,
+                       maximumSide: wide ? Double(max(Int(Self.dialMinimumPixels), window.height - 170)) : nil)
     }
 
     private func update() {
@@ -320,7 +496,7 @@ final class CompassWindow {
         if let busProblem, page == .noDaemon {
             Adwaita.setStatusPage(noDaemonPage, description: fill(tr("No session bus: {problem}"), ["problem": busProblem]))
         }
-        Adwaita.setSubtitle(windowTitle, screen.placeText)
+        Adwaita.setSubtitle(windowTitle, headerPlace())
 
         // The dial follows the heading through the spring; a first heading is taken at once.
         if let north = screen.dialNorthScreenDegrees {
@@ -350,6 +526,7 @@ final class CompassWindow {
         placeRow.value.setText(screen.placeText)
         placeRow.subtitleSetter(screen.sourceText)
         accuracyRow.value.setText(screen.accuracyText)
+        accuracyRow.subtitleSetter(screen.headingSourceText)
         for c in ["high", "medium", "low", "unreliable"] { accuracyRow.value.setClass("accuracy-\(c)", screen.accuracyClass == c) }
         accuracyRow.value.setClass("warning", ["low", "unreliable"].contains(screen.accuracyClass))
         accuracyRow.value.setClass("success", screen.accuracyClass == "high")
@@ -382,35 +559,56 @@ final class CompassWindow {
         screenshotIfComplete()
     }
 
-    /// Lays the page out for the window's shape: dial beside the cards when wide, above them when tall.
-    private func layout(width: Int, height: Int) {
-        let nowWide = width > height && width >= 700
+    /// The dial's minimum side, pixels: fits a 320-px-wide screen with the page's margins.
+    static let dialMinimumPixels: Int32 = 200
+
+    /// Lays the page out for the window's shape (its content, as GTK allocated it; the surface's
+    /// size also counts client-side shadows): dial beside the cards when wide, above them when tall.
+    /// Nothing here changes what the window asks for (the page is in a scrolled window that does
+    /// not pass its width request on), so a rotation either way gets the compositor's size.
+    private func layout() {
+        let nowWide = CompassLayout.isWide(width: window.width, height: window.height)
+        if (window.width, window.height) != laidOutSize {
+            laidOutSize = (window.width, window.height)
+            log("window \(window.width)x\(window.height), \(nowWide ? "dial beside the cards" : "dial above the cards")")
+        }
         if nowWide != wide { wide = nowWide; mainBox.setOrientation(vertical: !wide); mainBox.setHomogeneous(wide) }
-        let side = wide ? min(Double(height) - 110, Double(width) * 0.5 - 48) : min(Double(width) - 40, Double(height) * 0.48)
-        let size = Int32(max(220, min(640, side)))
-        dial.setContentSize(width: size, height: size)
+        dial.widget.queueDraw()
     }
 
     // MARK: Actions
 
+    /// Enter or "Use this location": coordinates as typed, else the best match of the place search.
     private func submitManualLocation() {
         switch ManualLocationInput.parse(manualEntry.entryText) {
         case .failure(let problem):
-            manualError.setText(problem.message)
+            if let best = placeMatches.first { setLocation(best); return }
+            let letters = SearchText.folded(manualEntry.entryText).contains { $0.isLetter }
+            manualError.setText(letters ? PlaceIndex.noMatchMessage(manualEntry.entryText) : problem.message)
         case .success(let position):
-            guard let bus else { return }
-            bus.call(QiblaMethod.setManualLocation.rawValue, [Variant.double(position.latitude), Variant.double(position.longitude)],
-                     autoStart: true) { [unowned self] result in
-                switch result {
-                case .success:
-                    manualRequested = false
-                    manualEntry.entryText = ""
-                    showToast(fill(tr("Location set: {place}"), ["place": CompassScreen.coordinates(latitude: position.latitude, longitude: position.longitude)]))
-                    log("SetManualLocation \(position.latitude) \(position.longitude)")
-                    update()
-                case .failure(let error):
-                    manualError.setText(error.message)
-                }
+            setManualLocation(latitude: position.latitude, longitude: position.longitude,
+                              named: CompassScreen.coordinates(latitude: position.latitude, longitude: position.longitude))
+        }
+    }
+
+    private func setLocation(_ place: Place) {
+        setManualLocation(latitude: place.latitudeDegrees, longitude: place.longitudeDegrees, named: place.title)
+    }
+
+    /// SetManualLocation; on success the page closes and a toast names the place.
+    private func setManualLocation(latitude: Double, longitude: Double, named name: String) {
+        guard let bus else { return }
+        bus.call(QiblaMethod.setManualLocation.rawValue, [Variant.double(latitude), Variant.double(longitude)],
+                 autoStart: true) { [unowned self] result in
+            switch result {
+            case .success:
+                manualRequested = false
+                manualEntry.entryText = ""
+                showToast(fill(tr("Location set: {place}"), ["place": name]))
+                log("SetManualLocation \(latitude) \(longitude) (\(name))")
+                update()
+            case .failure(let error):
+                manualError.setText(error.message)
             }
         }
     }
@@ -440,7 +638,7 @@ final class CompassWindow {
         let now = MainLoop.nowMicroseconds
         guard now - lastFeedbackMicroseconds > 3_000_000, let bus else { return }
         lastFeedbackMicroseconds = now
-        bus.send(destination: "org.sigxcpu.Feedback", path: "/org/sigxcpu/Feedback", interface: "org.sigxcpu.Feedback",
+        bus.bus.send(destination: "org.sigxcpu.Feedback", path: "/org/sigxcpu/Feedback", interface: "org.sigxcpu.Feedback",
                  method: "TriggerFeedback",
                  [Variant.string(Self.applicationID), Variant.string("button-pressed"), Variant.emptyDictionary(), Variant.int32(-1)])
     }
@@ -537,13 +735,14 @@ final class CompassWindow {
     private func screenshotIfComplete() {
         guard options.screenshotPath != nil, !screenshotTaken else { return }
         let now = MainLoop.nowMicroseconds
-        let page = screen.page
+        var page = screen.page
+        if options.searchText != nil, manualRequested { page = .noPosition }
         let complete: Bool
         switch page {
         case .compass: complete = screen.dialNorthScreenDegrees != nil && screen.qiblaBearingDegrees != nil
             && screen.wedgeHalfWidthDegrees != nil && sunPositionArrived
         case .noCompass: complete = sunInfoArrived
-        case .noPosition: complete = !manualRequested
+        case .noPosition: complete = options.searchText != nil ? searchedOnce : !manualRequested
         case .noDaemon: complete = now - startedMicroseconds > 1_500_000
         case .connecting: complete = false
         }
@@ -552,7 +751,7 @@ final class CompassWindow {
         let waited = now - (firstCompletePageMicroseconds ?? now)
         // The compass page waits for the daemon's smoothing window to fill (1.5 s) and the dial to settle.
         let wait: UInt64 = page == .compass ? 1_500_000 : 500_000
-        if waited >= wait, dialAnimation.isSettled {
+        if waited >= wait, dialAnimation.isSettled || page != .compass {
             MainLoop.everyMilliseconds(200) { [unowned self] in captureAndQuit(complete: true); return false }
             screenshotTaken = true
         }
@@ -569,7 +768,9 @@ final class CompassWindow {
             MainLoop.everyMilliseconds(100) { [unowned self] in captureAndQuit(complete: complete, attempt: attempt + 1); return false }
             return
         }
-        print("page=\(screen.page.rawValue)")
+        print("page=\(shownPage?.rawValue ?? screen.page.rawValue)")
+        print("header=\(Adwaita.subtitle(windowTitle))")
+        for place in placeMatches { print("match=\(place.title)") }
         print("accessible=\(screen.accessibleDescription)")
         print("instruction=\(screen.instruction)")
         print("facing=\(screen.isFacing)")

@@ -25,15 +25,19 @@ struct DialView {
         var wedgeHalfWidthDegrees: Double?
         var isFacing = false
         var dark = false
+        /// The largest side the dial is drawn at, pixels (the visible height when the window is
+        /// wide: the area itself may be taller than the screen); nil: as large as the area.
+        var maximumSide: Double?
     }
 
     /// The letters' outlines, made once per dial radius.
     final class FaceCache { var radius = 0.0; var letters: [String: CairoPath] = [:] }
 
     static func draw(_ cr: Cairo, width: Double, height: Double, state: State, cache: FaceCache) {
-        let radius = min(width, height) / 2 - 14
+        let usableHeight = min(height, state.maximumSide ?? height)
+        let radius = min(width, usableHeight) / 2 - 14
         guard radius > 20 else { return }
-        let cx = width / 2, cy = height / 2
+        let cx = width / 2, cy = usableHeight / 2
         let north = state.northScreenDegrees ?? 0
         let foreground = state.dark ? RGB(0.92, 0.92, 0.92) : RGB(0.2, 0.2, 0.22)
 

@@ -4,6 +4,9 @@
 // PropertyValue and Swift tuples; bus calls are asynchronous and answer on the main loop.
 import CGtk
 import QiblaInterface
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// A GObject pointer of any type, as GLib's functions take it.
 typealias ObjectPointer = UnsafeMutableRawPointer
@@ -87,6 +90,19 @@ enum Actions {
         g_object_unref(UnsafeMutableRawPointer(action))
     }
 
+    /// A boolean action `name` (a check item in a menu): activating it asks `changed` for the new
+    /// state; the returned function sets the shown state (once the change is done, or from outside).
+    static func addToggle(to map: ObjectPointer, name: String, _ changed: @escaping (Bool) -> Void) -> (Bool) -> Void {
+        guard let action = g_simple_action_new_stateful(name, nil, g_variant_new_boolean(0)) else { return { _ in } }
+        let raw = UnsafeMutableRawPointer(action)
+        Signal.connect1(raw, "change-state") { value in
+            guard let value else { return }
+            changed(g_variant_get_boolean(OpaquePointer(value)) != 0)
+        }
+        g_action_map_add_action(OpaquePointer(map), action)
+        return { state in g_simple_action_set_state(action, g_variant_new_boolean(state ? 1 : 0)) }
+    }
+
     /// A menu model of (label, detailed action name) items.
     static func menu(_ items: [(String, String)]) -> ObjectPointer {
         let menu = g_menu_new()!
@@ -111,6 +127,9 @@ enum MainLoop {
     }
 
 
+    /// GLib's monotonic clock, microseconds (for durations).
+    static var monotonicMicroseconds: UInt64 { UInt64(max(0, g_get_monotonic_time())) }
+
     /// The wall clock, microseconds since the Unix epoch.
     static var nowMicroseconds: UInt64 { UInt64(max(0, g_get_real_time())) }
 
@@ -120,6 +139,14 @@ enum MainLoop {
         defer { g_date_time_unref(dateTime) }
         return swiftString(g_date_time_format(dateTime, format), free: true) ?? ""
     }
+}
+
+// MARK: The process
+
+enum Environment {
+    /// An environment variable, nil when unset.
+    static func value(_ name: String) -> String? { g_getenv(name).map { String(cString: $0) } }
+    static var processID: Int32 { getpid() }
 }
 
 // MARK: GVariant
@@ -137,6 +164,15 @@ final class Variant {
     var uint64: UInt64 { UInt64(g_variant_get_uint64(pointer)) }
     var bool: Bool { g_variant_get_boolean(pointer) != 0 }
     var string: String { String(cString: g_variant_get_string(pointer, nil)) }
+    /// The value inside a `v`; itself for any other type.
+    var unboxed: Variant { typeString == "v" ? Variant(owning: g_variant_get_variant(pointer)) : self }
+    /// The value under `key` in an `a{sv}`, nil when absent.
+    func lookup(_ key: String) -> Variant? {
+        guard typeString == "a{sv}", let value = g_variant_lookup_value(pointer, key, nil) else { return nil }
+        return Variant(owning: value)
+    }
+    /// An object path (`o`) or string.
+    var objectPath: String { string }
 
     /// The property value for the interface's basic types (d, b, s, t); nil for any other.
     var propertyValue: PropertyValue? {
@@ -159,6 +195,14 @@ final class Variant {
     static func bool(_ b: Bool) -> OpaquePointer { g_variant_new_boolean(b ? 1 : 0) }
     static func int32(_ i: Int32) -> OpaquePointer { g_variant_new_int32(i) }
     static func uint64(_ t: UInt64) -> OpaquePointer { g_variant_new_uint64(guint64(t)) }
+    static func uint32(_ u: UInt32) -> OpaquePointer { g_variant_new_uint32(guint32(u)) }
+    /// An `as`.
+    static func strings(_ items: [String]) -> OpaquePointer {
+        let type = g_variant_type_new("s")
+        defer { g_variant_type_free(type) }
+        var children: [OpaquePointer?] = items.map { g_variant_new_string($0) }
+        return children.withUnsafeMutableBufferPointer { g_variant_new_array(type, $0.baseAddress, gsize($0.count)) }
+    }
     /// An empty `a{sv}`.
     static func emptyDictionary() -> OpaquePointer {
         let type = g_variant_type_new("{sv}")
@@ -175,11 +219,108 @@ struct BusError: Error {
     var message: String
 }
 
+/// A GDBus connection (session or system bus) for calls to, and signals from, other services.
+final class BusConnection {
+    let connection: OpaquePointer
+
+    init(system: Bool) throws(BusError) {
+        var error: UnsafeMutablePointer<GError>?
+        guard let connection = g_bus_get_sync(system ? G_BUS_TYPE_SYSTEM : G_BUS_TYPE_SESSION, nil, &error) else {
+            throw BusProxy.take(error)
+        }
+        self.connection = connection
+    }
+
+    init(connection: OpaquePointer) { self.connection = connection }
+
+    /// A call whose reply is ignored (feedbackd).
+    func send(destination: String, path: String, interface: String, method: String, _ arguments: [OpaquePointer]) {
+        g_dbus_connection_call(connection, destination, path, interface, method, Variant.tuple(arguments), nil,
+                               G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, nil, nil)
+    }
+
+    /// Subscribes to a signal (any sender; any path when `path` is nil); `action` gets its first
+    /// argument when it is a boolean (`ActiveChanged` of org.gnome.ScreenSaver and org.freedesktop.ScreenSaver).
+    func onBooleanSignal(interface: String, member: String, path: String?, _ action: @escaping (Bool) -> Void) {
+        subscribe(sender: nil, interface: interface, member: member, path: path) { tuple in
+            guard tuple.childCount >= 1 else { return }
+            let first = tuple.child(0)
+            if first.typeString == "b" { action(first.bool) }
+        }
+    }
+
+    /// Follows one boolean property of an object (`PropertiesChanged`, then a `Get`):
+    /// logind's session `LockedHint`. `changed` gets each value the property takes.
+    func followBooleanProperty(destination: String, path: String, interface: String, name: String,
+                               _ changed: @escaping (Bool) -> Void) {
+        subscribe(sender: destination, interface: "org.freedesktop.DBus.Properties", member: "PropertiesChanged", path: path) { tuple in
+            guard tuple.childCount >= 2, tuple.child(0).typeString == "s", tuple.child(0).string == interface else { return }
+            if let value = tuple.child(1).lookup(name), value.typeString == "b" { changed(value.bool) }
+        }
+        call(destination: destination, path: path, interface: "org.freedesktop.DBus.Properties", method: "Get",
+             [Variant.string(interface), Variant.string(name)]) { reply in
+            guard let reply, reply.childCount == 1 else { return }
+            let value = reply.child(0).unboxed
+            if value.typeString == "b" { changed(value.bool) }
+        }
+    }
+
+    /// A method call to another service; `done` gets the reply's tuple, or nil on any error (no
+    /// such service, no such method). No D-Bus activation, a 2 s timeout: for optional services.
+    func call(destination: String, path: String, interface: String, method: String, _ arguments: [OpaquePointer] = [],
+              _ done: @escaping (Variant?) -> Void) {
+        callReporting(destination: destination, path: path, interface: interface, method: method, arguments,
+                      autoStart: false, timeoutMilliseconds: 2000) { done(try? $0.get()) }
+    }
+
+    /// A method call with its error: `done` gets the reply's tuple or the error (systemd's manager).
+    func callReporting(destination: String, path: String, interface: String, method: String, _ arguments: [OpaquePointer] = [],
+                       autoStart: Bool = true, timeoutMilliseconds: Int32 = 25_000,
+                       _ done: @escaping (Result<Variant, BusError>) -> Void) {
+        final class Done { let f: (Result<Variant, BusError>) -> Void; init(_ f: @escaping (Result<Variant, BusError>) -> Void) { self.f = f } }
+        let callback: GAsyncReadyCallback = { source, result, data in
+            let done = Unmanaged<Done>.fromOpaque(data!).takeRetainedValue()
+            var error: UnsafeMutablePointer<GError>?
+            guard let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) else {
+                done.f(.failure(BusProxy.take(error)))
+                return
+            }
+            done.f(.success(Variant(owning: reply)))
+        }
+        g_dbus_connection_call(connection, destination, path, interface, method, arguments.isEmpty ? nil : Variant.tuple(arguments),
+                               nil, autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START, timeoutMilliseconds, nil,
+                               callback, Unmanaged.passRetained(Done(done)).toOpaque())
+    }
+
+    /// A method call whose reply is one boolean (`GetActive`); nil when there is no such service
+    /// or the reply is something else.
+    func callForBoolean(destination: String, path: String, interface: String, method: String,
+                        _ done: @escaping (Bool?) -> Void) {
+        call(destination: destination, path: path, interface: interface, method: method) { reply in
+            guard let reply, reply.childCount == 1, reply.child(0).typeString == "b" else { done(nil); return }
+            done(reply.child(0).bool)
+        }
+    }
+
+    /// Subscribes to a signal; `action` gets its arguments' tuple.
+    func subscribe(sender: String?, interface: String, member: String, path: String?, _ action: @escaping (Variant) -> Void) {
+        let handler: GDBusSignalCallback = { _, _, _, _, _, parameters, data in
+            guard let parameters else { return }
+            Unmanaged<Handler<Variant>>.fromOpaque(data!).takeUnretainedValue().call(Variant(owning: g_variant_ref(parameters)))
+        }
+        let destroy: GDestroyNotify = { data in Unmanaged<AnyHandler>.fromOpaque(data!).release() }
+        g_dbus_connection_signal_subscribe(connection, sender, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
+                                           handler, box(action), destroy)
+    }
+}
+
 /// A GDBus connection and a proxy of one object, living on GTK's main loop.
 final class BusProxy {
     let connection: OpaquePointer
     let proxy: ObjectPointer
     private let interface: String
+    /// The same connection, for other services on the bus.
+    let bus: BusConnection
 
     /// Connects to the session (or system) bus and makes a proxy that follows the name's owner
     /// and caches the properties (GetAll on each new owner, then PropertiesChanged).
@@ -197,6 +338,7 @@ final class BusProxy {
         }
         self.proxy = UnsafeMutableRawPointer(proxy)
         self.interface = interface
+        bus = BusConnection(connection: connection)
     }
 
     private var typedProxy: UnsafeMutablePointer<GDBusProxy> { proxy.assumingMemoryBound(to: GDBusProxy.self) }
@@ -242,50 +384,6 @@ final class BusProxy {
         let flags = autoStart ? G_DBUS_CALL_FLAGS_NONE : G_DBUS_CALL_FLAGS_NO_AUTO_START
         g_dbus_proxy_call(typedProxy, method, parameters, flags, 10_000, nil, done,
                           Unmanaged.passRetained(Reply(reply)).toOpaque())
-    }
-
-    /// A call to another service on the same connection, its reply ignored (feedbackd).
-    func send(destination: String, path: String, interface: String, method: String, _ arguments: [OpaquePointer]) {
-        g_dbus_connection_call(connection, destination, path, interface, method, Variant.tuple(arguments), nil,
-                               G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, nil, nil)
-    }
-
-    /// Subscribes to a signal on this connection (any sender); `action` gets its first argument
-    /// when it is a boolean (org.gnome.ScreenSaver `ActiveChanged`).
-    func onBooleanSignal(interface: String, member: String, path: String, _ action: @escaping (Bool) -> Void) {
-        let handler: GDBusSignalCallback = { _, _, _, _, _, parameters, data in
-            guard let parameters else { return }
-            let tuple = Variant(owning: g_variant_ref(parameters))
-            guard tuple.childCount == 1 else { return }
-            let first = tuple.child(0)
-            guard first.typeString == "b" else { return }
-            Unmanaged<Handler<Bool>>.fromOpaque(data!).takeUnretainedValue().call(first.bool)
-        }
-        let destroy: GDestroyNotify = { data in Unmanaged<AnyHandler>.fromOpaque(data!).release() }
-        g_dbus_connection_signal_subscribe(connection, nil, interface, member, path, nil, G_DBUS_SIGNAL_FLAGS_NONE,
-                                           handler, box(action), destroy)
-    }
-
-    /// A method call to another service whose reply is one boolean (org.gnome.ScreenSaver
-    /// `GetActive`); `done` gets nil when there is no such service or the reply is something else.
-    func callForBoolean(destination: String, path: String, interface: String, method: String,
-                        _ done: @escaping (Bool?) -> Void) {
-        final class Done { let f: (Bool?) -> Void; init(_ f: @escaping (Bool?) -> Void) { self.f = f } }
-        let callback: GAsyncReadyCallback = { source, result, data in
-            let done = Unmanaged<Done>.fromOpaque(data!).takeRetainedValue()
-            var error: UnsafeMutablePointer<GError>?
-            guard let reply = g_dbus_connection_call_finish(OpaquePointer(source), result, &error) else {
-                if let error { g_error_free(error) }
-                done.f(nil)
-                return
-            }
-            let tuple = Variant(owning: reply)
-            guard tuple.childCount == 1 else { done.f(nil); return }
-            let value = tuple.child(0)
-            done.f(value.typeString == "b" ? value.bool : nil)
-        }
-        g_dbus_connection_call(connection, destination, path, interface, method, nil, nil,
-                               G_DBUS_CALL_FLAGS_NO_AUTO_START, 2000, nil, callback, Unmanaged.passRetained(Done(done)).toOpaque())
     }
 
     static func take(_ error: UnsafeMutablePointer<GError>?) -> BusError {

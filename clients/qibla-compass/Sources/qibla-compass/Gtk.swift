@@ -51,19 +51,33 @@ struct Widget {
         gtk_entry_set_input_purpose(w.c(), GTK_INPUT_PURPOSE_NUMBER)
         return w
     }
+    /// A search field (a GtkSearchEntry: `changed` is its `search-changed`, sent a moment after
+    /// the last key, so a fast typist costs one search, not one per key).
+    static func searchEntry(placeholder: String) -> Widget {
+        let w = Widget(gtk_search_entry_new())
+        // GTK 4.8 has the property but not yet its setter (4.10).
+        var value = GValue()
+        g_value_init(&value, GType(16 << G_TYPE_FUNDAMENTAL_SHIFT))  // G_TYPE_STRING
+        g_value_set_string(&value, placeholder)
+        g_object_set_property(w.c(), "placeholder-text", &value)
+        g_value_unset(&value)
+        return w
+    }
     static func progressBar() -> Widget { Widget(gtk_progress_bar_new()) }
     static func stack() -> Widget {
         let w = Widget(gtk_stack_new()); gtk_stack_set_transition_type(w.c(), GTK_STACK_TRANSITION_TYPE_CROSSFADE); return w
     }
-    static func scrolled(_ child: Widget) -> Widget {
+    /// A vertically scrolling view of `child`. `widthFollowsContent` false: the view asks for no
+    /// width of its own (GTK_POLICY_EXTERNAL), so the child's width request does not reach the window.
+    static func scrolled(_ child: Widget, widthFollowsContent: Bool = true) -> Widget {
         let w = Widget(gtk_scrolled_window_new())
-        gtk_scrolled_window_set_policy(w.c(), GTK_POLICY_NEVER, GTK_POLICY_AUTOMATIC)
+        gtk_scrolled_window_set_policy(w.c(), widthFollowsContent ? GTK_POLICY_NEVER : GTK_POLICY_EXTERNAL, GTK_POLICY_AUTOMATIC)
         gtk_scrolled_window_set_child(w.c(), child.pointer)
         return w
     }
-    static func listBox() -> Widget {
+    static func listBox(selectable: Bool = false) -> Widget {
         let w = Widget(gtk_list_box_new())
-        gtk_list_box_set_selection_mode(w.c(), GTK_SELECTION_NONE)
+        gtk_list_box_set_selection_mode(w.c(), selectable ? GTK_SELECTION_SINGLE : GTK_SELECTION_NONE)
         w.addClasses(["boxed-list"])
         return w
     }
@@ -104,6 +118,9 @@ struct Widget {
         gtk_stack_set_visible_child_name(c(), name)
     }
     func listAppend(_ row: Widget) { gtk_list_box_append(c(), row.pointer) }
+    func removeAllRows() {
+        while let row = gtk_list_box_get_row_at_index(c(), 0) { gtk_list_box_remove(c(), UnsafeMutableRawPointer(row).assumingMemoryBound(to: GtkWidget.self)) }
+    }
     func setText(_ text: String) {
         if let current = gtk_label_get_text(opaque), String(cString: current) == text { return }
         gtk_label_set_text(c(), text)
@@ -118,6 +135,15 @@ struct Widget {
     func onClicked(_ action: @escaping () -> Void) { Signal.connect0(raw, "clicked", action) }
     func onActivate(_ action: @escaping () -> Void) { Signal.connect0(raw, "activate", action) }
     func onChanged(_ action: @escaping () -> Void) { Signal.connect0(raw, "changed", action) }
+    /// A search entry's `search-changed`: a moment after the last key.
+    func onSearchChanged(_ action: @escaping () -> Void) { Signal.connect0(raw, "search-changed", action) }
+    /// A list box's `row-activated`, with the row's index.
+    func onRowActivated(_ action: @escaping (Int) -> Void) {
+        Signal.connect1(raw, "row-activated") { row in
+            guard let row else { return }
+            action(Int(gtk_list_box_row_get_index(row.assumingMemoryBound(to: GtkListBoxRow.self))))
+        }
+    }
     func onMap(_ action: @escaping (Bool) -> Void) {
         Signal.connect0(raw, "map") { action(true) }
         Signal.connect0(raw, "unmap") { action(false) }
@@ -198,11 +224,6 @@ final class DrawingArea {
 
     var isAnimating: Bool { tickID != 0 }
 
-    /// The size the area asks for, pixels.
-    func setContentSize(width: Int32, height: Int32) {
-        gtk_drawing_area_set_content_width(widget.c(), width)
-        gtk_drawing_area_set_content_height(widget.c(), height)
-    }
 }
 
 /// cairo_t, as the drawing code needs it.
@@ -303,6 +324,33 @@ enum Toplevel {
         Signal.connect1(raw, "notify::state") { _ in
             let state = gdk_toplevel_get_state(OpaquePointer(raw))
             minimised(state.rawValue & GDK_TOPLEVEL_STATE_MINIMIZED.rawValue != 0)
+        }
+    }
+}
+
+/// Whether one of the app's windows has the keyboard focus (GTK's `is-active`).
+enum AppFocus {
+    /// Calls `changed(any window active)` once focus settles after each change of any of the app's
+    /// windows (looked at 300 ms after the change: focus passes from the main window to its own
+    /// dialog without counting as lost). Call before the app's first window is made.
+    static func follow(app: ObjectPointer, _ changed: @escaping (Bool) -> Void) {
+        final class State { var pending = false; var last: Bool? }
+        let state = State()
+        let look = {
+            guard !state.pending else { return }
+            state.pending = true
+            MainLoop.everyMilliseconds(300) {
+                state.pending = false
+                var active = false
+                var list = gtk_application_get_windows(cast(app))
+                while let node = list { if gtk_window_is_active(node.pointee.data.assumingMemoryBound(to: GtkWindow.self)) != 0 { active = true }; list = node.pointee.next }
+                if active != state.last { state.last = active; changed(active) }
+                return false
+            }
+        }
+        Signal.connect1(app, "window-added") { window in
+            guard let window else { return }
+            Signal.connect1(window, "notify::is-active") { _ in look() }
         }
     }
 }

@@ -14,7 +14,7 @@ func printError(_ message: String) {
 }
 
 let usage = """
-    Usage: qibla-compass [--system] [--size WIDTHxHEIGHT] [--screenshot FILE] [--verbose]
+    Usage: qibla-compass [--system] [--size WIDTHxHEIGHT] [--screenshot FILE] [--search TEXT] [--verbose]
 
     The Qibla compass: a dial that turns with the phone and a needle to the Kaaba, from qiblad.
 
@@ -22,11 +22,17 @@ let usage = """
       --size WxH            the window's initial size in pixels (default 420x760)
       --screenshot FILE     render the window to FILE (PNG) once it shows a complete update,
                             print what it shows and exit (status 1 if nothing complete in 25 s)
+      --search TEXT         open the location page with TEXT in its search field
       --verbose             log the claim and bus events to standard error
+      --find-place QUERY    print the offline list's places matching QUERY (best first, at most
+                            20: "title|latitude|longitude") with the time taken, and exit;
+                            --near LAT LON orders equal matches by distance from there
       --version, --help
     """
 
 var options = CompassWindow.Options()
+var findPlace: String?
+var findNear: (latitudeDegrees: Double, longitudeDegrees: Double)?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -42,6 +48,17 @@ while let argument = arguments.popFirst() {
             printError("qibla-compass: --size takes WIDTHxHEIGHT in pixels, 200 to 8000 each (got '\(text)')"); exit(64)
         }
         options.width = parts[0]; options.height = parts[1]
+    case "--search":
+        guard let text = arguments.popFirst() else { printError("qibla-compass: --search needs a TEXT\n\n\(usage)"); exit(64) }
+        options.searchText = text
+    case "--find-place":
+        guard let query = arguments.popFirst() else { printError("qibla-compass: --find-place needs a QUERY\n\n\(usage)"); exit(64) }
+        findPlace = query
+    case "--near":
+        guard let lat = arguments.popFirst().flatMap(Double.init), let lon = arguments.popFirst().flatMap(Double.init) else {
+            printError("qibla-compass: --near takes LATITUDE LONGITUDE in degrees (-33.9 18.4)"); exit(64)
+        }
+        findNear = (lat, lon)
     case "--help", "-h": print(usage); exit(0)
     case "--version": print("qibla-compass \(qiblaVersion)"); exit(0)
     default: printError("qibla-compass: unknown argument '\(argument)'\n\n\(usage)"); exit(64)
@@ -51,6 +68,10 @@ while let argument = arguments.popFirst() {
 setlocale(LC_ALL, "")
 bindtextdomain(textDomain, localeDirectory())
 bind_textdomain_codeset(textDomain, "UTF-8")
+
+if let query = findPlace {
+    exit(PlaceSearchReport.run(query: query, near: findNear))
+}
 
 /// Where the catalogues are: QIBLA_COMPASS_LOCALEDIR, else PREFIX/share/locale beside the binary.
 func localeDirectory() -> String {

@@ -124,9 +124,11 @@ final class AppRig: @unchecked Sendable {
     }
 
     /// Runs the app with --screenshot; returns what it printed (key=value lines) and the picture's path.
-    func screenshot(size: String = "360x720", name: String = "shot") throws -> (report: [String: String], path: String, status: Int32) {
+    /// `environment`: more of it, or instead of the X server's (a Wayland compositor's).
+    func screenshot(size: String = "360x720", name: String = "shot", environment: [String: String] = [:]) throws -> (report: [String: String], path: String, status: Int32) {
         let path = directory.path + "/\(name).png"
-        let result = try run(compassApp, ["--screenshot", path, "--size", size, "--verbose"], environment: appEnvironment, timeout: 60)
+        let result = try run(compassApp, ["--screenshot", path, "--size", size, "--verbose"],
+                             environment: appEnvironment.merging(environment) { $1 }, timeout: 60)
         var report: [String: String] = [:]
         for line in result.stdout.split(separator: "\n") {
             let parts = line.split(separator: "=", maxSplits: 1)
@@ -326,6 +328,24 @@ func signedTurn(fromAccessible text: String) -> Double? {
         #expect(try rig.property("HasCompass") as? Bool == false)
     }
 
+    /// In French the compass points come translated (QiblaCore names them in English): from
+    /// Jakarta the Qibla is 295° WNW, "295° ONO".
+    @Test func compassPointsAreTranslated() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startDaemon(location: "-6.2,106.85")
+        let locale = rig.directory.path + "/locale"
+        try FileManager.default.createDirectory(atPath: locale + "/fr/LC_MESSAGES", withIntermediateDirectories: true)
+        let compiled = try run("msgfmt", ["-o", locale + "/fr/LC_MESSAGES/qibla-compass.mo",
+                                          repositoryRoot.appendingPathComponent("clients/qibla-compass/po/fr.po").path])
+        #expect(compiled.status == 0, "\(compiled.stderr)")
+        let (report, _, status) = try rig.screenshot(environment: ["LANGUAGE": "fr", "QIBLA_COMPASS_LOCALEDIR": locale])
+        #expect(status == 0)
+        #expect(report["page"] == "no-compass")
+        #expect(report["accessible"]?.hasPrefix("Qibla à 295° ONO par rapport au nord géographique") == true, "\(report)")
+        #expect(report["header"] == "près de Jakarta", "\(report)")
+    }
+
     /// Typing a position (as a person types it: a minus sign, a space) reaches SetManualLocation;
     /// the menu forgets it and resets the calibration.
     @Test func typedPositionReachesTheDaemon() throws {
@@ -384,12 +404,51 @@ func signedTurn(fromAccessible text: String) -> Double? {
         try run("xdotool", ["windowmap", "--sync", window], environment: xdotool)
         #expect(waitUntil(timeout: 5) { claims() == 2 }, "not claimed again when shown: \(app.standardError)")
         // The screen locks and unlocks (org.gnome.ScreenSaver's signal, as Phosh and GNOME send it).
-        try rig.bus.busctl(["emit", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver", "ActiveChanged", "b", "true"])
+        _ = try rig.bus.busctl(["emit", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver", "ActiveChanged", "b", "true"])
         #expect(waitUntil(timeout: 5) { releases() == 2 }, "not released when the screen locked: \(app.standardError)")
-        try rig.bus.busctl(["emit", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver", "ActiveChanged", "b", "false"])
+        _ = try rig.bus.busctl(["emit", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver", "ActiveChanged", "b", "false"])
         #expect(waitUntil(timeout: 5) { claims() == 3 }, "not claimed again when unlocked: \(app.standardError)")
         app.terminate()
         #expect(waitUntil(timeout: 5) { releases() == 3 }, "claim kept after the app quit")
+    }
+
+    /// KDE's locker (org.freedesktop.ScreenSaver, at /ScreenSaver as Plasma sends it) and logind's
+    /// LockedHint (python-dbusmock's logind on a private system bus, the app's session named by
+    /// XDG_SESSION_ID) each release the claim; it comes back only when no locker says locked.
+    @Test func theClaimFollowsEveryScreenLocker() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        try rig.startPhone(headingDegrees: 10)
+        try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
+        let system = try PrivateBus(type: "system")
+        let logind = try ChildProcess("/usr/bin/python3", ["-m", "dbusmock", "--system", "--template", "logind"],
+                                      environment: ["DBUS_SYSTEM_BUS_ADDRESS": system.address])
+        defer { logind.terminate() }
+        #expect(waitUntil(timeout: 15) { logind.standardOutput.contains("org.freedesktop.login1") || logind.standardError.contains("org.freedesktop.login1")
+            || ((try? system.busctl(["status", "org.freedesktop.login1"]).status) == 0) }, "no logind mock: \(logind.standardError)")
+        let added = try system.busctl(["call", "org.freedesktop.login1", "/org/freedesktop/login1", "org.freedesktop.DBus.Mock",
+                                       "AddSession", "ssusb", "c7", "seat0", "0", "root", "true"])
+        #expect(added.status == 0, "\(added.stderr)")
+        func claims() -> Int { rig.daemonLog.components(separatedBy: "first compass claim").count - 1 }
+        func releases() -> Int { rig.daemonLog.components(separatedBy: "last compass claim released").count - 1 }
+        func lockedHint(_ on: Bool) throws {
+            let r = try system.busctl(["call", "org.freedesktop.login1", "/org/freedesktop/login1/session/c7",
+                                       "org.freedesktop.login1.Session", "SetLockedHint", "b", on ? "true" : "false"])
+            #expect(r.status == 0, "\(r.stderr)")
+        }
+        let app = try ChildProcess(compassApp, ["--size", "360x720", "--verbose"], environment: rig.appEnvironment.merging([
+            "DBUS_SYSTEM_BUS_ADDRESS": system.address, "XDG_SESSION_ID": "c7"]) { $1 })
+        defer { app.terminate() }
+        #expect(waitUntil(timeout: 15) { claims() == 1 && app.standardError.contains("following LockedHint") }, "no claim: \(app.standardError)")
+        try lockedHint(true)
+        #expect(waitUntil(timeout: 5) { releases() == 1 }, "not released when logind said locked: \(app.standardError)")
+        _ = try rig.bus.busctl(["emit", "/ScreenSaver", "org.freedesktop.ScreenSaver", "ActiveChanged", "b", "true"])
+        try lockedHint(false)
+        #expect(waitUntil(timeout: 5) { app.standardError.contains("logind says the screen is unlocked") })
+        usleep(500_000)
+        #expect(claims() == 1, "claimed while KDE's locker still said locked: \(app.standardError)")
+        _ = try rig.bus.busctl(["emit", "/ScreenSaver", "org.freedesktop.ScreenSaver", "ActiveChanged", "b", "false"])
+        #expect(waitUntil(timeout: 5) { claims() == 2 }, "not claimed again once every locker said unlocked: \(app.standardError)")
     }
 
     /// The README's screenshots at a phone's and a desktop's size (written into screenshots/

@@ -96,15 +96,30 @@ import TestSupport
         return result
     }
 
+    /// The texts xgettext finds in the desktop entry and the metainfo.
+    static func dataMessages() throws -> Set<String> {
+        let directory = try TemporaryDirectory(prefix: "qibla-compass-pot")
+        defer { directory.remove() }
+        var messages: Set<String> = []
+        for (file, language) in [("data/\(appID).desktop", ["--language=Desktop"]), ("data/\(appID).metainfo.xml", [])] {
+            let r = try run("xgettext", language + ["--from-code=UTF-8", "--output=\(directory.path)/data.pot", path(file)])
+            #expect(r.status == 0, "xgettext \(file): \(r.stderr)")
+            messages.formUnion(try catalogue(text: String(contentsOfFile: directory.path + "/data.pot", encoding: .utf8)).keys)
+        }
+        return messages
+    }
+
     /// The msgid → msgstr pairs of a .po or .pot file (the header and obsolete entries left out).
-    static func catalogue(_ relative: String) throws -> [String: String] {
+    static func catalogue(_ relative: String) throws -> [String: String] { try catalogue(text: read(relative)) }
+
+    static func catalogue(text: String) throws -> [String: String] {
         var entries: [String: String] = [:]
         var msgid = "", msgstr = "", inString = false
         func flush() {
             if !msgid.isEmpty { entries[msgid] = msgstr }
             msgid = ""; msgstr = ""
         }
-        for line in try read(relative).split(separator: "\n", omittingEmptySubsequences: false) {
+        for line in text.split(separator: "\n", omittingEmptySubsequences: false) {
             var text = line
             if line.hasPrefix("msgid ") { flush(); inString = false; text = line.dropFirst(6) }
             else if line.hasPrefix("msgstr ") { inString = true; text = line.dropFirst(7) }
@@ -126,7 +141,12 @@ import TestSupport
         let template = try Self.catalogue("po/qibla-compass.pot")
         let missing = Set(messages.map(\.message)).subtracting(template.keys)
         #expect(missing.isEmpty, "not in po/qibla-compass.pot (run make pot; a new file goes into po/POTFILES): \(missing.sorted())")
-        let stale = Set(template.keys).subtracting(messages.map(\.message))
+        // The desktop entry's and the metainfo's texts, as xgettext finds them, are in it too.
+        let dataMessages = try Self.dataMessages()
+        #expect(dataMessages.count > 10, "\(dataMessages)")
+        let missingData = dataMessages.subtracting(template.keys)
+        #expect(missingData.isEmpty, "desktop entry or metainfo texts not in po/qibla-compass.pot (run make pot): \(missingData.sorted())")
+        let stale = Set(template.keys).subtracting(messages.map(\.message)).subtracting(dataMessages)
         #expect(stale.isEmpty, "in po/qibla-compass.pot but not in the sources (run make pot): \(stale.sorted())")
         // POTFILES lists exactly the files with tr("…") strings.
         let listed = Set(try Self.read("po/POTFILES").split(separator: "\n").map(String.init))
@@ -170,6 +190,20 @@ import TestSupport
             #expect(FileManager.default.fileExists(atPath: root.path + "/" + file), "make install did not install \(file)")
         }
         #expect(FileManager.default.isExecutableFile(atPath: root.path + "/usr/bin/qibla-compass"))
+
+        // The installed desktop entry and metainfo carry the French texts (msgfmt --desktop, --xml) and stay valid.
+        let desktop = root.path + "/usr/share/applications/\(Self.appID).desktop"
+        let metainfo = root.path + "/usr/share/metainfo/\(Self.appID).metainfo.xml"
+        if languages.contains("fr") {
+            let entry = (try? String(contentsOfFile: desktop, encoding: .utf8)) ?? ""
+            #expect(entry.contains("Name[fr]=Boussole Qibla") && entry.contains("Comment[fr]=") && entry.contains("Keywords[fr]="), "\(entry)")
+            let xml = (try? String(contentsOfFile: metainfo, encoding: .utf8)) ?? ""
+            #expect(xml.contains("<summary xml:lang=\"fr\">Trouver la direction de la Kaaba</summary>"), "\(xml)")
+        }
+        let validDesktop = try run("desktop-file-validate", [desktop])
+        #expect(validDesktop.status == 0 && validDesktop.stdout.isEmpty, "\(validDesktop.stdout)\(validDesktop.stderr)")
+        let validMetainfo = try run("appstreamcli", ["validate", "--no-net", metainfo])
+        #expect(validMetainfo.status == 0, "\(validMetainfo.stdout)\(validMetainfo.stderr)")
 
         // The compiled catalogues answer where the app looks (<prefix>/share/locale beside bin/).
         if languages.contains("fr") {

@@ -108,6 +108,20 @@ private let capeTown: [(QiblaProperty, PropertyValue)] = [
         #expect(screen.sourceText == "GPS · ±5 m · 12 s ago")
     }
 
+    /// The compass page names where the heading comes from (HeadingSource, HeadingFused).
+    @Test(arguments: [
+        ("magnetometer", false, "Compass: this phone's magnetometer"),
+        ("magnetometer", true, "Compass: this phone's magnetometer, gyroscope-aided"),
+        ("iio-sensor-proxy", false, "Compass: iio-sensor-proxy"),
+        ("none", false, ""), ("something-new", true, ""),
+    ])
+    func theHeadingsSourceIsNamed(source: String, fused: Bool, words: String) {
+        var p = properties(capeTown)
+        p.values[.headingSource] = .string(source)
+        p.values[.headingFused] = .bool(fused)
+        #expect(CompassScreen(properties: p, daemonPresent: true, nowUnixSeconds: 0).headingSourceText == words)
+    }
+
     @Test func coordinatesWrapLongitudesAbove180() {
         #expect(CompassScreen.coordinates(latitude: 21.4225, longitude: 359.5) == "21.42° N, 0.50° W")
         #expect(CompassScreen.coordinates(latitude: -0.004, longitude: -0.004) == "0.00° S, 0.00° W")
@@ -196,6 +210,43 @@ private let capeTown: [(QiblaProperty, PropertyValue)] = [
         #expect(policy.daemonOwner(":1.12") == .claim)       // replaced without a gap
         #expect(policy.windowMapped(false) == .release)
         #expect(!policy.wantsClaim)
+    }
+
+    /// Every locker is followed on its own: unlocked only when none of them says locked.
+    @Test func theScreenIsLockedWhileAnyLockerSaysSo() {
+        var policy = ClaimPolicy()
+        _ = policy.daemonOwner(":1.5")
+        #expect(policy.windowMapped(true) == .claim)
+        #expect(policy.screenLocked(true, by: .logindSession) == .release)
+        #expect(policy.screenLocked(true, by: .freedesktopScreenSaver) == nil)
+        #expect(policy.screenLocked(false, by: .logindSession) == nil)        // KDE's locker still says locked
+        #expect(policy.screenLocked(false, by: .gnomeScreenSaver) == nil)     // one that never locked says unlocked
+        #expect(policy.screenLocked(false, by: .freedesktopScreenSaver) == .claim)
+    }
+
+    /// On a phone shell the app behind another one (or under the overview) is not seen; on a
+    /// desktop an inactive window still is.
+    @Test func onAPhoneShellTheAppInFrontHoldsTheClaim() {
+        var phone = ClaimPolicy(inactiveMeansHidden: true)
+        _ = phone.daemonOwner(":1.5")
+        #expect(phone.windowMapped(true) == .claim)
+        #expect(phone.active(false) == .release)
+        #expect(phone.active(true) == .claim)
+        var desktop = ClaimPolicy(inactiveMeansHidden: false)
+        _ = desktop.daemonOwner(":1.5")
+        #expect(desktop.windowMapped(true) == .claim)
+        #expect(desktop.active(false) == nil)
+    }
+
+    @Test(arguments: [("Phosh:GNOME", true), ("sxmo", true), ("GNOME", false), ("KDE", false), (nil, false), ("", false)] as [(String?, Bool)])
+    func phoneShellsByName(desktop: String?, phone: Bool) {
+        #expect(ClaimPolicy.isPhoneShell(currentDesktop: desktop) == phone)
+    }
+
+    /// Wide only when wider than tall and at least 700 px: a 360 px phone either way up stacks.
+    @Test(arguments: [(360, 720, false), (720, 360, true), (640, 360, false), (1000, 640, true), (800, 1280, false)])
+    func theLayoutFollowsTheWindowsShape(width: Int, height: Int, wide: Bool) {
+        #expect(CompassLayout.isWide(width: width, height: height) == wide)
     }
 }
 

@@ -1,0 +1,67 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import Testing
+import TestSupport
+
+/// One run of `qibla-compass --find-place` in a language: its timing line and the places found.
+func findPlace(_ query: String, language: String, near: (Double, Double)? = nil) throws -> (timing: [String: String], places: [(title: String, latitude: Double, longitude: Double)], output: String) {
+    let r = try run(compassApp, ["--find-place", query] + (near.map { ["--near", "\($0.0)", "\($0.1)"] } ?? []),
+                    environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8"])
+    var timing: [String: String] = [:]
+    var places: [(String, Double, Double)] = []
+    for line in r.stdout.split(separator: "\n") {
+        if line.hasPrefix("place=") {
+            let parts = line.dropFirst(6).split(separator: "|").map(String.init)
+            if parts.count == 3, let lat = Double(parts[1]), let lon = Double(parts[2]) { places.append((parts[0], lat, lon)) }
+        } else if line.hasPrefix("cities=") {
+            for pair in line.split(separator: " ") {
+                let kv = pair.split(separator: "=", maxSplits: 1)
+                if kv.count == 2 { timing[String(kv[0])] = String(kv[1]) }
+            }
+        }
+    }
+    return (timing, places, r.stdout)
+}
+
+@Suite struct WorldPlacesTests {
+    /// Against libgweather's real database: a city typed as people type it, in their language,
+    /// is the first match, within 0.1° of where the city is (reference coordinates from the
+    /// cities' own surveys as published in encyclopaedias, not from the database).
+    @Test(arguments: [
+        ("istanbul", "en", 41.01, 28.98), ("İSTANBUL", "tr", 41.01, 28.98), ("sao paulo", "en", -23.55, -46.63),
+        ("São Paulo", "pt", -23.55, -46.63), ("le cap", "fr", -33.92, 18.42), ("cape town", "fr", -33.92, 18.42),
+        ("munchen", "de", 48.14, 11.58), ("munich", "en", 48.14, 11.58), ("مكة", "ar", 21.42, 39.83), ("mecca", "en", 21.42, 39.83),
+        ("zurich", "en", 47.37, 8.54), ("jakarta", "id", -6.2, 106.85), ("krakow", "pl", 50.06, 19.94), ("reykjavik", "is", 64.15, -21.94),
+    ])
+    func aCityAsTypedInItsLanguage(query: String, language: String, latitude: Double, longitude: Double) throws {
+        let (timing, places, output) = try findPlace(query, language: language)
+        let first = try #require(places.first, "nothing for \(query) in \(language): \(output)")
+        #expect(abs(first.latitude - latitude) <= 0.1 && abs(first.longitude - longitude) <= 0.1,
+                "\(query) (\(language)) → \(first.title) at \(first.latitude), \(first.longitude); expected \(latitude), \(longitude)")
+        print("\(language) '\(query)' → \(first.title) (\(timing["search_us"] ?? "?") µs)")
+    }
+
+    /// London typed in Ontario is London, Ontario; in Europe, London in England.
+    @Test func equalNamesNearerFirst() throws {
+        let ontario = try findPlace("london", language: "en", near: (43.0, -81.0))
+        #expect(ontario.places.first.map { abs($0.latitude - 42.98) < 0.1 && abs($0.longitude + 81.25) < 0.1 } == true, "\(ontario.output)")
+        let europe = try findPlace("london", language: "en", near: (48.85, 2.35))
+        #expect(europe.places.first.map { abs($0.latitude - 51.51) < 0.1 && abs($0.longitude + 0.13) < 0.15 } == true, "\(europe.output)")
+    }
+
+    /// No match: a clear message, exit status 1.
+    @Test func noMatchSaysSo() throws {
+        let r = try run(compassApp, ["--find-place", "xqzwv"], environment: ["LANGUAGE": "en", "LC_ALL": "C.UTF-8"])
+        #expect(r.status == 1)
+        #expect(r.stdout.contains("message=No place called “xqzwv” in the offline list."), "\(r.stdout)")
+    }
+
+    /// A 1-letter query matches thousands of places; the list keeps the best 20, and the time
+    /// the search took is printed (measured, not limited here: BENCHMARKS.md has the figures).
+    @Test func aOneLetterQueryIsCapped() throws {
+        let (timing, places, output) = try findPlace("a", language: "en")
+        #expect(places.count == 20, "\(output)")
+        #expect(Int(timing["cities"] ?? "") ?? 0 > 4000, "\(timing)")
+        print("one letter: \(timing)")
+    }
+}
