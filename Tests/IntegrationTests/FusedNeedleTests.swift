@@ -55,7 +55,7 @@ import TestSupport
                          accelerometerNoiseMetresPerSecondSquared: 0.04)
         let scene = motion.scene(from: base)
         let rig = try CompassRig(scene: scene, location: "\(site.latitude),\(site.longitude)", configuration: configuration,
-                                 rate: 100, claim: false)
+                                 rate: 100, claim: false, gyroscope: true)
         let recorder = try NeedleRecorder(bus: rig.daemon.bus)
         defer { recorder.stop() }
         let simulator = rig.phone.simulator
