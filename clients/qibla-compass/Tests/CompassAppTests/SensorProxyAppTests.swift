@@ -130,11 +130,17 @@ struct SensorProxyAppTests {
         let magnetic = Angle.normalized360(appHeading - declination)
         #expect(abs(magnetic - (magnetic / 10).rounded() * 10) < 1e-6, "the app drew \(appHeading)°: not a fake-compass heading (\(magnetic)° magnetic)")
 
+        // The accessibility tree holds every page of the app's stack (GTK 4.8 reports none of them
+        // as showing): the compass page is the one with the dial. The source is named on it.
         let source = "Compass: iio-sensor-proxy"
         let texts = try accessibleTexts(of: rig) { lines in lines.contains { $0.contains(source) } }
-        #expect(texts.contains { $0.contains(source) }, "'\(source)' not on the page: \(texts)")
-        // And not the no-compass page's words.
-        #expect(!texts.contains { $0.contains("no heading") }, "\(texts)")
+        let pages = texts.split { $0.hasPrefix("GtkStackPage\t") }.dropFirst()
+        let compassPage = try #require(pages.first { page in page.contains { $0.hasPrefix("Qibla compass dial\t") } }, "\(texts)")
+        #expect(compassPage.contains { $0.hasPrefix(source + "\t") }, "'\(source)' not on the compass page: \(compassPage)")
+        // Its calibration is not qiblad's: no calibration card (qiblad's unused magnetometer's
+        // CalibrationState says "collecting").
+        #expect(!compassPage.contains { $0.hasPrefix("Calibrating the compass\t") }, "\(compassPage)")
+        print("the compass page: \(compassPage.filter { !$0.hasPrefix("\t") })")
     }
 }
 
