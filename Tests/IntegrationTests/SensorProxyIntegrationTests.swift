@@ -5,6 +5,9 @@ import QiblaSimulator
 import Testing
 import TestSupport
 
+// The rig (Debian's iio-sensor-proxy under umockdev on a private system bus) is SensorProxyRig in
+// Tests/TestSupport, shared with the app's SensorProxyAppTests.
+
 @Suite(.serialized, .enabled(if: SensorProxyRig.available, "Debian's iio-sensor-proxy is not installed"))
 struct SensorProxyIntegrationTests {
     static let london = "51.5074,-0.1278"
