@@ -15,20 +15,6 @@ struct PolicySystemBusTests {
     static let name = "io.github.qiblad.Qibla1", path = "/io/github/qiblad/Qibla1"
     static let serviceUID = "1", groupGID = "100", nobody = "65534"
 
-    /// system.conf's default context: nothing may be owned or called unless a policy file allows it.
-    static let systemDefaultPolicy = """
-        <policy context="default">
-            <allow user="*"/>
-            <deny own="*"/>
-            <deny send_type="method_call"/>
-            <allow send_type="signal"/>
-            <allow send_requested_reply="true" send_type="method_return"/>
-            <allow send_requested_reply="true" send_type="error"/>
-            \(["method_call", "method_return", "error", "signal"].map { "<allow receive_type=\"\($0)\"/>" }.joined(separator: "\n    "))
-            \(["org.freedesktop.DBus", "org.freedesktop.DBus.Introspectable"].map { "<allow send_destination=\"org.freedesktop.DBus\" send_interface=\"\($0)\"/>" }.joined(separator: "\n    "))
-          </policy>
-        """
-
     final class SystemBus {
         let policyDirectory: TemporaryDirectory
         let bus: PrivateBus
@@ -42,7 +28,7 @@ struct PolicySystemBusTests {
             try policyDirectory.write(policy.replacingOccurrences(of: "user=\"qiblad\"", with: "user=\"daemon\"")
                                             .replacingOccurrences(of: "group=\"qiblad\"", with: "group=\"users\""),
                                       to: "io.github.qiblad.Qibla1.conf")
-            bus = try PrivateBus(type: "system", policy: PolicySystemBusTests.systemDefaultPolicy,
+            bus = try PrivateBus(type: "system", policy: PrivateBus.systemDefaultPolicy,
                                  extra: "<include>\(policyDirectory.path)/io.github.qiblad.Qibla1.conf</include>")
             // Reachable by every uid of the test: the bus socket, the state directories.
             for path in [bus.directory.path, policyDirectory.path] { _ = try run("/bin/chmod", ["0755", path]) }

@@ -164,6 +164,20 @@ public final class PrivateBus: @unchecked Sendable {
           </policy>
         """
 
+    /// system.conf's default context: nothing may be owned or called unless a policy file allows it.
+    public static let systemDefaultPolicy = """
+        <policy context="default">
+            <allow user="*"/>
+            <deny own="*"/>
+            <deny send_type="method_call"/>
+            <allow send_type="signal"/>
+            <allow send_requested_reply="true" send_type="method_return"/>
+            <allow send_requested_reply="true" send_type="error"/>
+            \(["method_call", "method_return", "error", "signal"].map { "<allow receive_type=\"\($0)\"/>" }.joined(separator: "\n    "))
+            \(["org.freedesktop.DBus", "org.freedesktop.DBus.Introspectable"].map { "<allow send_destination=\"org.freedesktop.DBus\" send_interface=\"\($0)\"/>" }.joined(separator: "\n    "))
+          </policy>
+        """
+
     /// - Parameters:
     ///   - type: the bus's `<type>`, session or system (a system bus activates through the setuid helper).
     ///   - policy: the default context's policy.

@@ -60,7 +60,8 @@ public struct CompassScreen: Sendable, Equatable {
     public var headingSourceText: String
 
     // MARK: Guidance
-    /// Shown while the magnetometer is learning its calibration.
+    /// Shown while qiblad's magnetometer serves the heading and is learning its calibration (or
+    /// qiblad says one is needed).
     public var calibration: Calibration?
     /// A warning while `MagneticInterference` is true.
     public var interferenceWarning: String?
@@ -157,7 +158,11 @@ public struct CompassScreen: Sendable, Equatable {
         accuracyText = error.map { "\(accuracyWord) · ±\(Self.oneDecimal($0))°" } ?? accuracyWord
         headingSourceText = Self.headingSourceWords(p.string(.headingSource), fused: p.bool(.headingFused))
 
-        if hasCompass, p.string(.calibrationState) == "collecting" || p.bool(.calibrationNeeded) {
+        // CalibrationState is qiblad's raw magnetometer's: while another source serves the heading
+        // (iio-sensor-proxy: its calibration is not qiblad's, README "Heading sources") it says
+        // nothing about the heading shown. A qiblad without HeadingSource has only the magnetometer.
+        let magnetometerServes = p.string(.headingSource).map { $0 == "magnetometer" } ?? true
+        if hasCompass, (magnetometerServes && p.string(.calibrationState) == "collecting") || p.bool(.calibrationNeeded) {
             calibration = Calibration(progress: min(max(p.double(.calibrationProgress) ?? 0, 0), 1),
                                       title: tr("Calibrating the compass"),
                                       hint: Self.hintWords(p.string(.calibrationHint) ?? "move"))

@@ -70,10 +70,10 @@ final class AppRig: @unchecked Sendable {
         directory = try TemporaryDirectory(prefix: "qibla-compass-test")
     }
 
-    /// Starts qibla-sim writing a still phone at `headingDegrees` (true) at London.
-    func startPhone(headingDegrees: Double) throws {
+    /// Starts qibla-sim writing a still phone (a qibla-sim preset) at `headingDegrees` (true) at London.
+    func startPhone(headingDegrees: Double, phone: String = "pinephone") throws {
         simulator = try ChildProcess(daemonProduct("qibla-sim"), [
-            "run", "--root", directory.path + "/sys", "--phone", "pinephone",
+            "run", "--root", directory.path + "/sys", "--phone", phone,
             "--lat", "\(london.latitude)", "--lon", "\(london.longitude)", "--heading-deg", "\(headingDegrees)",
             "--noise-ut", "0.3", "--rate", "20",
         ])
@@ -82,8 +82,9 @@ final class AppRig: @unchecked Sendable {
         }
     }
 
-    /// Starts qiblad; `location` "LAT,LON" pins a manual location for the run.
-    func startDaemon(location: String?) throws {
+    /// Starts qiblad; `location` "LAT,LON" pins a manual location for the run; `environment`
+    /// adds to or overrides qiblad's (a system bus of the test's: `DBUS_SYSTEM_BUS_ADDRESS`).
+    func startDaemon(location: String?, environment: [String: String] = [:]) throws {
         try FileManager.default.createDirectory(atPath: directory.path + "/sys/bus/iio/devices", withIntermediateDirectories: true)
         let state = directory.path + "/state"
         try FileManager.default.createDirectory(atPath: state, withIntermediateDirectories: true)
@@ -94,7 +95,7 @@ final class AppRig: @unchecked Sendable {
             environment: bus.environment.merging([
                 "XDG_CONFIG_HOME": state + "/config",
                 "DBUS_SYSTEM_BUS_ADDRESS": "unix:path=/nonexistent/qibla-compass-tests-have-no-system-bus",
-            ]) { $1 })
+            ]) { $1 }.merging(environment) { $1 })
         daemon = child
         guard waitUntil(timeout: 15, { child.standardError.contains("serving io.github.qiblad.Qibla1") || !child.isRunning }),
               child.isRunning else {

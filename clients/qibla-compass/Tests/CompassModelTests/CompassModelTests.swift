@@ -122,6 +122,24 @@ private let capeTown: [(QiblaProperty, PropertyValue)] = [
         #expect(CompassScreen(properties: p, daemonPresent: true, nowUnixSeconds: 0).headingSourceText == words)
     }
 
+    /// The calibration card follows qiblad's magnetometer: not while iio-sensor-proxy serves the
+    /// heading (CalibrationState then stays the unused magnetometer's "collecting").
+    @Test(arguments: [
+        ("magnetometer", "collecting", false, true),
+        ("magnetometer", "calibrated", false, false),
+        ("magnetometer", "calibrated", true, true),
+        ("iio-sensor-proxy", "collecting", false, false),
+        ("iio-sensor-proxy", "collecting", true, true),
+        (nil, "collecting", false, true),
+    ] as [(String?, String, Bool, Bool)])
+    func theCalibrationCardIsShownOnlyForQibladsOwnCalibration(source: String?, state: String, needed: Bool, shown: Bool) {
+        var p = properties(capeTown)
+        if let source { p.values[.headingSource] = .string(source) } else { p.values[.headingSource] = nil }
+        p.values[.calibrationState] = .string(state)
+        p.values[.calibrationNeeded] = .bool(needed)
+        #expect((CompassScreen(properties: p, daemonPresent: true, nowUnixSeconds: 0).calibration != nil) == shown)
+    }
+
     @Test func coordinatesWrapLongitudesAbove180() {
         #expect(CompassScreen.coordinates(latitude: 21.4225, longitude: 359.5) == "21.42° N, 0.50° W")
         #expect(CompassScreen.coordinates(latitude: -0.004, longitude: -0.004) == "0.00° S, 0.00° W")
