@@ -36,7 +36,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// ACCEL_MOUNT_MATRIX; wins over sysfs), `gyroscope` (`auto`, the default: read one where the
     /// kernel has one, only while the phone moves; `off`; or the preferred device's `name`) and
     /// `gyroscope-mount-matrix`.
-    public var sensors = SensorConfiguration()
+    /// The IIO layer's defaults, and the daemon's sample rate where a gyroscope is read: 50 Hz
+    /// (the fused heading's; issue 30).
+    public var sensors: SensorConfiguration = {
+        var sensors = SensorConfiguration()
+        sensors.gyroscopeSampleRateHertz = 50
+        return sensors
+    }()
 
     public init() {}
 

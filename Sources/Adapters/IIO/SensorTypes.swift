@@ -98,18 +98,20 @@ public struct SensorConfiguration: Sendable {
     /// `mount_matrix`.
     public var gyroscopeMountMatrixOverride: Matrix3?
 
-    /// With a gyroscope (issue 30): the sample rate while the phone moves, hertz (`sample-rate`
-    /// sets both; default 50). The fused heading needs it: at 20 Hz a reading is up to 50 ms old
-    /// in a turn of 150°/s (BENCHMARKS.md, "The fused needle through the daemon").
-    public var gyroscopeSampleRateHertz: Double = 50
-    /// With a gyroscope: the hand-off interval (`max-signal-rate` while the heading is fused).
-    public var gyroscopeHandOffInterval: Duration = .milliseconds(20)
+    /// With a gyroscope (issue 30): the sample rate while the phone moves, hertz; nil for
+    /// ``sampleRateHertz``. The daemon asks for 50 (`DaemonConfiguration`; `sample-rate` sets
+    /// both): the fused heading needs it, since at 20 Hz a reading is up to 50 ms old in a turn of
+    /// 150°/s (BENCHMARKS.md, "The fused needle through the daemon").
+    public var gyroscopeSampleRateHertz: Double?
+    /// With a gyroscope: the hand-off interval (`max-signal-rate` while the heading is fused); nil
+    /// for ``handOffInterval``.
+    public var gyroscopeHandOffInterval: Duration?
 
     /// These settings as the hub runs them when it reads a gyroscope: its sample rate and hand-off.
     var withGyroscopeRates: SensorConfiguration {
         var c = self
-        c.sampleRateHertz = gyroscopeSampleRateHertz
-        c.handOffInterval = gyroscopeHandOffInterval
+        c.sampleRateHertz = gyroscopeSampleRateHertz ?? sampleRateHertz
+        c.handOffInterval = gyroscopeHandOffInterval ?? handOffInterval
         return c
     }
 
