@@ -167,9 +167,11 @@ public final class DBusMessage {
     }
 
     /// Decodes every argument of the body (all types of ``DBusValue``; unsupported ones such as
-    /// Unix file descriptors throw `NotSupported`).
-    public func arguments() throws(DBusError) -> [DBusValue] {
-        try raw.arguments()
+    /// Unix file descriptors throw `NotSupported`). A string (or object path, or signature) longer
+    /// than `maximumTextBytes` throws `InvalidArgs` before anything of it is copied: a service
+    /// whose arguments are short refuses a hostile one without a second copy of it (issue 33).
+    public func arguments(maximumTextBytes: Int = .max) throws(DBusError) -> [DBusValue] {
+        try raw.arguments(maximumTextBytes: maximumTextBytes)
     }
 
     /// Decodes the body and checks that its signature is exactly `expected`; otherwise throws
