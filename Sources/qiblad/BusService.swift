@@ -127,14 +127,20 @@ final class BusService {
     /// copied out of the message (issue 33: a hostile call up to the bus's message limit).
     static let maximumArgumentTextBytes = 255
 
+    /// A call's arguments, or the error reply that refuses them.
+    private enum Decoded {
+        case arguments([DBusValue])
+        case refused(DBusMessage)
+    }
+
     /// Answers at once, or returns nil when the reply is sent later through a ``PendingReply``.
     /// Nothing of a call's body is decoded before its member and signature are known to be ours.
     private func handle(_ message: DBusMessage) -> DBusMessage? {
         guard message.type == .methodCall, let member = message.member else { return nil }
-        func decoded(_ expected: String) -> Result<[DBusValue], DBusMessage> {
-            guard message.signature == expected else { return .failure(Self.badSignature(message, expected: expected)) }
-            do { return .success(try message.arguments(maximumTextBytes: Self.maximumArgumentTextBytes)) } catch {
-                return .failure(message.errorReply(name: DBusError.invalidArgsName, message: "\(error.message)"))
+        func decoded(_ expected: String) -> Decoded {
+            guard message.signature == expected else { return .refused(Self.badSignature(message, expected: expected)) }
+            do { return .arguments(try message.arguments(maximumTextBytes: Self.maximumArgumentTextBytes)) } catch {
+                return .refused(message.errorReply(name: DBusError.invalidArgsName, message: error.message))
             }
         }
         switch (message.interface, member) {
@@ -142,13 +148,13 @@ final class BusService {
             return Self.reply(message, .string(Self.objectXML))
         case ("org.freedesktop.DBus.Properties", "Get"):
             switch decoded("ss") {
-            case .success(let arguments): return propertiesGet(message, arguments)
-            case .failure(let refusal): return refusal
+            case .arguments(let arguments): return propertiesGet(message, arguments)
+            case .refused(let refusal): return refusal
             }
         case ("org.freedesktop.DBus.Properties", "GetAll"):
             switch decoded("s") {
-            case .success(let arguments): return propertiesGetAll(message, arguments)
-            case .failure(let refusal): return refusal
+            case .arguments(let arguments): return propertiesGetAll(message, arguments)
+            case .refused(let refusal): return refusal
             }
         case ("org.freedesktop.DBus.Properties", "Set"):
             return message.errorReply(name: DBusError.propertyReadOnlyName,
@@ -160,8 +166,8 @@ final class BusService {
             }
             let arguments: [DBusValue]
             switch decoded(method.inputSignature) {
-            case .success(let decodedArguments): arguments = decodedArguments
-            case .failure(let refusal): return refusal
+            case .arguments(let decodedArguments): arguments = decodedArguments
+            case .refused(let refusal): return refusal
             }
             let request: ServiceRequest
             switch Self.request(method, sender: message.sender ?? "", arguments) {

@@ -178,6 +178,21 @@ enum LibDBus {
             }
         }
 
+        /// Appends one `ay` argument from `bytes` in a single copy (`dbus_message_iter_append_fixed_array`).
+        func appendByteArray(_ bytes: UnsafeRawBufferPointer) throws(DBusError) {
+            var iter = DBusMessageIter(), array = DBusMessageIter()
+            dbus_message_iter_init_append(pointer, &iter)
+            guard dbus_message_iter_open_container(&iter, TypeCode.array, "y", &array) != 0 else { throw DBusError.noMemory }
+            var elements = bytes.baseAddress
+            let appended = withUnsafePointer(to: &elements) {
+                dbus_message_iter_append_fixed_array(&array, TypeCode.byte, $0, Int32(bytes.count)) != 0
+            }
+            guard appended, dbus_message_iter_close_container(&iter, &array) != 0 else {
+                if !appended { dbus_message_iter_abandon_container(&iter, &array) }
+                throw DBusError.noMemory
+            }
+        }
+
         /// `sa{sv}as` for PropertiesChanged, with pre-validated strings; signatures are literals,
         /// so nothing is allocated on the Swift side.
         /// A copy of this message, not locked and with serial 0 (`dbus_message_copy`): the header
