@@ -46,9 +46,11 @@ import TestSupport
               + "\(perSample) per sample; the loop's thread slept \(loopWoke) times")
         #expect(perSample <= 2, "a claimed qiblad slept \(woke) times over \(periods) samples (\(perSample) per sample)")
         // Samples reach the model without waking the loop's thread: over 80 samples and 40
-        // hand-offs it sleeps only for the odd timer or bus message (posting every hand-off: 40
-        // or more).
-        #expect(loopWoke <= 12, "the event loop's thread woke \(loopWoke) times over \(periods) samples while only samples arrived")
+        // hand-offs it sleeps 1–3 times on a quiet machine (the odd timer or bus message), 11–25
+        // times beside two busy loops at a load of 10 (a hand-off that finds the loop's thread
+        // awake, preempted, posts instead of borrowing, and the posts keep it awake for the next);
+        // posting every hand-off would be at least one per hand-off, half the periods.
+        #expect(loopWoke < periods / 2, "the event loop's thread woke \(loopWoke) times over \(periods) samples while only samples arrived")
     }
 
     /// Voluntary context switches (sleeps) of one thread of `pid`, from /proc.

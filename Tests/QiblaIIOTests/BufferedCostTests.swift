@@ -246,10 +246,21 @@ private final class BufferedPhone {
         let setting = kernelLike ? "out of phase, kernel-like buffers" : "sampled together, simulator FIFOs"
         print("buffered, 2 devices at 20 Hz (\(setting)): \(wakeups) loop wakeups for \(samples) samples (\(intervals) hand-off intervals) in \(elapsed) s (the 1 s presence timer included), \(batches) batches")
         #expect(samples >= 120, "both devices' samples arrived (\(samples) of 120 in \(elapsed) s)")
-        // One per interval and the presence timer's, once a second of the window: 33 in 3 s. Two per
-        // interval would be 63, 1.33 would be 43.
-        #expect(Double(wakeups) <= 1.15 * intervals + elapsed.rounded(.up) + 1, "\(wakeups) wakeups for \(intervals) hand-off intervals")
-        #expect(Double(batches) <= 1.15 * intervals, "one hand-over per wakeup, both devices' samples together")
+        let timers = elapsed.rounded(.up) + 1
+        #expect(batches <= wakeups, "one hand-over per wakeup at most")
+        if kernelLike {
+            // The test's own writer: each device's scans at their instants, the accelerometer's
+            // below its watermark. One wakeup per interval and the presence timer's, once a second
+            // of the window: 33 in 3 s. Two per interval would be 63, 1.33 would be 43.
+            #expect(Double(wakeups) <= 1.15 * intervals + timers, "\(wakeups) wakeups for \(intervals) hand-off intervals")
+            #expect(Double(batches) <= 1.15 * intervals, "one hand-over per wakeup, both devices' samples together")
+        } else {
+            // The simulator flushes the magnetometer's FIFO, then the accelerometer's: a writer
+            // preempted between the two (a loaded machine: 38–42 wakeups for 30 intervals beside
+            // two busy loops) makes two wakeups of one interval, which is the machine, not the
+            // hub. Reading each device on its own wakeup would be twice per interval, 63 in 3 s.
+            #expect(Double(wakeups) < 1.8 * intervals + timers, "\(wakeups) wakeups for \(intervals) hand-off intervals")
+        }
         #expect(phone.counts.outOfOrder == 0)
     }
 }
