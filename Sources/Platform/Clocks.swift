@@ -64,7 +64,7 @@ public enum Heap {
     /// from the heap, whose free pages stay resident until a trim. Setting the threshold fixes it
     /// (mallopt(3): setting `M_MMAP_THRESHOLD` or `M_TRIM_THRESHOLD` disables the adjustment);
     /// `trimBytes` is how much free memory the top of the heap may keep. Both default to 128 KiB,
-    /// glibc's own starting values. Returns false on a C library without `mallopt` (musl, which
+    /// glibc's own starting values (qiblad passes 512 KiB: see its `run()`). Returns false on a C library without `mallopt` (musl, which
     /// unmaps large blocks on its own).
     @discardableResult
     public static func returnLargeBlocksWhenFreed(mmapThresholdBytes: Int32 = 128 << 10, trimBytes: Int32 = 128 << 10) -> Bool {
