@@ -108,6 +108,7 @@ work=$BENCH_WORK
 bin=$BENCH_BIN
 pids=()
 . scripts/lib/bench-common.sh  # the working directory is the repository (cd above)
+. scripts/lib/smaps-breakdown.sh
 cleanup() { stop_all_pids; }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
@@ -183,11 +184,18 @@ results=()   # one line per round: setting isp_ns isp_samples q_ns q_samples isp
 # The C floor's six files: the testbed's attributes, read through the preload as qiblad reads them.
 floor_files=/sys/bus/iio/devices/iio:device1/in_magn_x_raw,/sys/bus/iio/devices/iio:device1/in_magn_y_raw,/sys/bus/iio/devices/iio:device1/in_magn_z_raw
 floor_files+=,/sys/bus/iio/devices/iio:device0/in_accel_x_raw,/sys/bus/iio/devices/iio:device0/in_accel_y_raw,/sys/bus/iio/devices/iio:device0/in_accel_z_raw
-run_setting() {  # name sample-rate rest-sample-rate [settling seconds after the claim, default 2]
-    local name=$1 rate=$2 rest=$3 settle=${4:-2} round
+run_setting() {  # name sample-rate rest-sample-rate [settling seconds after the claim, default 2 [as-installed]]
+    # as-installed: qiblad's default configuration (issue 33), as `make install` runs it: an empty
+    # configuration (sample-rate and rest-sample-rate ignored), gpsd and GeoClue2 enabled, neither
+    # present here (nothing listens on localhost:2947; the private system bus has no GeoClue2).
+    local name=$1 rate=$2 rest=$3 settle=${4:-2} as_installed=${5:-} round sources=(--no-gpsd)
     printf 'sample-rate = %s\nrest-sample-rate = %s\n' "$rate" "$rest" >"$work/qiblad-$name.conf"
-    "$bin/qiblad" --session --no-gpsd --config "$work/qiblad-$name.conf" --state-dir "$work/state-$name" \
-        --location=51.5074,-0.1278 >"$work/qiblad-$name.log" 2>&1 &
+    # BENCH_AS_INSTALLED_ARGS: more qiblad arguments for the as-installed settings (to try one lever).
+    # shellcheck disable=SC2206
+    if [[ -n $as_installed ]]; then : >"$work/qiblad-$name.conf"; sources=(${BENCH_AS_INSTALLED_ARGS:-}); fi
+    mkdir -p "$work/etc-$name"
+    "$bin/qiblad" --session "${sources[@]}" --config "$work/qiblad-$name.conf" --sysconfdir "$work/etc-$name" \
+        --state-dir "$work/state-$name" --location=51.5074,-0.1278 >"$work/qiblad-$name.log" 2>&1 &
     qiblad_pid=$!
     pids+=("$qiblad_pid")
     for _ in $(seq 1 100); do
@@ -237,6 +245,10 @@ $((pw1 - pw0)) $((qw1 - qw0)) $(status_kb "$proxy_pid" VmRSS) $(status_kb "$qibl
 $(smaps_kb "$proxy_pid" Pss) $(smaps_kb "$qiblad_pid" Pss) $(smaps_kb "$proxy_pid" Private_Dirty) $(smaps_kb "$qiblad_pid" Private_Dirty) \
 $(threads "$qiblad_pid") $(threads "$proxy_pid") $s $floor_us")
         echo "   $name round $round: ${results[-1]}" >&2
+        if [[ -n ${BENCH_BREAKDOWN:-} ]]; then
+            smaps_breakdown "$qiblad_pid" >"$work/breakdown-$name-$round-qiblad.txt"
+            smaps_breakdown "$proxy_pid" >"$work/breakdown-$name-$round-isp.txt"
+        fi
         exec {isp_in}>&- {q_in}>&-
         sleep 2
     done
@@ -261,7 +273,16 @@ if wanted 700ms; then
     echo "== both claimed ${seconds} s × $rounds rounds: qiblad at 1/0.7 s" >&2
     run_setting 700ms 1.4286 off
 fi
+if wanted default; then
+    # The feeder turns the magnetometer: moving, qiblad as installed.
+    echo "== as installed, moving, both claimed ${seconds} s × $rounds rounds" >&2
+    run_setting default 20 off 2 as-installed
+fi
 stop_pid "$feeder_pid"; forget_pid "$feeder_pid"
+if wanted defaultstill; then
+    echo "== as installed, the phone still, both claimed ${seconds} s × $rounds rounds" >&2
+    run_setting defaultstill 20 off "$still_settle" as-installed
+fi
 if wanted still; then
     echo "== the phone still, both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz, rest-sample-rate $rest_rate" >&2
     run_setting still 20 "$rest_rate" "$still_settle"
@@ -355,3 +376,47 @@ EOF
 )
 printf '%s\n' "$section"
 write_marked_section "$output" vs-iio-sensor-proxy "$section"
+
+# ---- as installed: the resident sets side by side and where they are (issue 33) ----------------
+# BENCH_BREAKDOWN=1 records smaps by category at the end of every round's window;
+# BENCH_BREAKDOWN_OUTPUT names the file for the section (scripts/memory-breakdown.sh sets both).
+if [[ -n ${BENCH_BREAKDOWN_OUTPUT:-} ]] && { wanted default || wanted defaultstill; }; then
+    rss_rows() {  # setting → one row per round: round, VmRSS isp, VmRSS qiblad, ratio, Pss isp, Pss qiblad
+        printf '%s\n' "${results[@]}" | awk -v want="$1" '$1 == want { n++; printf "| %d | %d | %d | %.2f | %d | %d |\n", n, $8, $9, $9 / $8, $10, $11 }'
+    }
+    median_round() {  # setting → the round whose qiblad/iio-sensor-proxy VmRSS ratio is the median
+        printf '%s\n' "${results[@]}" | awk -v want="$1" '$1 == want { n++; print $9 / $8, n }' | sort -g | awk '{ r[NR] = $2 } END { print r[int((NR + 1) / 2)] }'
+    }
+    breakdown_part() {  # setting title
+        local r
+        r=$(median_round "$1")
+        printf '### %s\n\n| round | iio-sensor-proxy VmRSS kB | qiblad VmRSS kB | ratio | iio-sensor-proxy Pss kB | qiblad Pss kB |\n|---:|---:|---:|---:|---:|---:|\n' "$2"
+        rss_rows "$1"
+        printf '\nBy mapping, round %s (the median ratio), at the end of its window:\n\n' "$r"
+        smaps_breakdown_table qiblad "$work/breakdown-$1-$r-qiblad.txt" iio-sensor-proxy "$work/breakdown-$1-$r-isp.txt"
+        printf '\n'
+    }
+    parts=""
+    wanted default && parts+=$(breakdown_part default "Claimed and moving (the feeder turns the magnetometer at 20 Hz)")$'\n\n'
+    wanted defaultstill && parts+=$(breakdown_part defaultstill "Claimed and still (the feeder stopped; window from ${still_settle} s after the claim)")$'\n'
+    breakdown=$(cat <<EOS
+<!-- memory-breakdown:begin (generated by scripts/memory-breakdown.sh; edit outside the markers) -->
+## Memory as installed, side by side with iio-sensor-proxy (issue 33)
+
+- Date: $(date -u '+%Y-%m-%d %H:%M UTC'); machine: $machine, $(uname -sr); iio-sensor-proxy $proxy_version, umockdev $umockdev_version.
+- Command: \`scripts/memory-breakdown.sh $seconds $rounds\` ($seconds s claimed per round, $rounds rounds per setting; the testbed and
+  claims of \`scripts/bench-vs-iio-sensor-proxy.sh\`, both daemons claimed at the same moment in the same run).
+- qiblad as \`make install\` runs it: \`qiblad --session\`, an empty configuration (defaults: 20 Hz, rest-sample-rate 2 Hz,
+  location-source auto), gpsd and GeoClue2 enabled and neither present (nothing on localhost:2947, no GeoClue2 on the system bus);
+  \`--location\` gives the position. Release build.
+- Categories from \`/proc/PID/smaps\` (\`scripts/lib/smaps-breakdown.sh\`): the executable's mappings by permission, libraries by
+  name, \`[heap]\`, the main stack, the other threads' stacks (the anonymous mappings holding their stack pointers), the rest
+  of the anonymous memory.
+
+$parts
+<!-- memory-breakdown:end -->
+EOS
+)
+    printf '%s\n' "$breakdown"
+    write_marked_section "$BENCH_BREAKDOWN_OUTPUT" memory-breakdown "$breakdown"
+fi

@@ -55,6 +55,21 @@ public enum Heap {
     /// on its own).
     @discardableResult
     public static func trim() -> Bool { Syscalls.trimHeap() }
+
+    /// Makes a large block go back to the kernel when it is freed (issue 33: memory comes back
+    /// after a message up to the bus's limit). glibc serves blocks of at least `M_MMAP_THRESHOLD`
+    /// bytes with their own `mmap` and unmaps them on `free`, but by default it *raises* that
+    /// threshold to the size of each such block freed (up to 32 MiB on 64-bit, glibc `malloc.c`,
+    /// "dynamic mmap threshold"), so after one 60 MiB message the next blocks of up to 32 MiB come
+    /// from the heap, whose free pages stay resident until a trim. Setting the threshold fixes it
+    /// (mallopt(3): setting `M_MMAP_THRESHOLD` or `M_TRIM_THRESHOLD` disables the adjustment);
+    /// `trimBytes` is how much free memory the top of the heap may keep. Both default to 128 KiB,
+    /// glibc's own starting values (qiblad passes 512 KiB: see its `run()`). Returns false on a C library without `mallopt` (musl, which
+    /// unmaps large blocks on its own).
+    @discardableResult
+    public static func returnLargeBlocksWhenFreed(mmapThresholdBytes: Int32 = 128 << 10, trimBytes: Int32 = 128 << 10) -> Bool {
+        Syscalls.setHeapThresholds(mmapBytes: mmapThresholdBytes, trimBytes: trimBytes)
+    }
 }
 
 /// Local civil time in the C library's time zone (`TZ` or /etc/localtime), for command lines that

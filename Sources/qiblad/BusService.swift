@@ -121,20 +121,41 @@ final class BusService {
 
     // MARK: Dispatch
 
+    /// The longest string argument decoded: the D-Bus Specification's limit for interface and
+    /// member names (255 bytes, "Valid Names"). Every string qiblad takes is a name (`Get`'s
+    /// interface and property) or a word (`sun`, `shadow`); a longer one is refused before it is
+    /// copied out of the message (issue 33: a hostile call up to the bus's message limit).
+    static let maximumArgumentTextBytes = 255
+
+    /// A call's arguments, or the error reply that refuses them.
+    private enum Decoded {
+        case arguments([DBusValue])
+        case refused(DBusMessage)
+    }
+
     /// Answers at once, or returns nil when the reply is sent later through a ``PendingReply``.
+    /// Nothing of a call's body is decoded before its member and signature are known to be ours.
     private func handle(_ message: DBusMessage) -> DBusMessage? {
         guard message.type == .methodCall, let member = message.member else { return nil }
-        let arguments: [DBusValue]
-        do { arguments = try message.arguments() } catch {
-            return message.errorReply(name: DBusError.invalidArgsName, message: "\(error)")
+        func decoded(_ expected: String) -> Decoded {
+            guard message.signature == expected else { return .refused(Self.badSignature(message, expected: expected)) }
+            do { return .arguments(try message.arguments(maximumTextBytes: Self.maximumArgumentTextBytes)) } catch {
+                return .refused(message.errorReply(name: DBusError.invalidArgsName, message: error.message))
+            }
         }
         switch (message.interface, member) {
         case ("org.freedesktop.DBus.Introspectable", "Introspect"), (nil, "Introspect"):
             return Self.reply(message, .string(Self.objectXML))
         case ("org.freedesktop.DBus.Properties", "Get"):
-            return propertiesGet(message, arguments)
+            switch decoded("ss") {
+            case .arguments(let arguments): return propertiesGet(message, arguments)
+            case .refused(let refusal): return refusal
+            }
         case ("org.freedesktop.DBus.Properties", "GetAll"):
-            return propertiesGetAll(message, arguments)
+            switch decoded("s") {
+            case .arguments(let arguments): return propertiesGetAll(message, arguments)
+            case .refused(let refusal): return refusal
+            }
         case ("org.freedesktop.DBus.Properties", "Set"):
             return message.errorReply(name: DBusError.propertyReadOnlyName,
                                       message: "all \(QiblaBus.interface) properties are read-only")
@@ -143,8 +164,10 @@ final class BusService {
                 return message.errorReply(name: DBusError.unknownMethodName,
                                           message: "no method '\(member)' in \(QiblaBus.interface)")
             }
-            guard message.signature == method.inputSignature else {
-                return Self.badSignature(message, expected: method.inputSignature)
+            let arguments: [DBusValue]
+            switch decoded(method.inputSignature) {
+            case .arguments(let decodedArguments): arguments = decodedArguments
+            case .refused(let refusal): return refusal
             }
             let request: ServiceRequest
             switch Self.request(method, sender: message.sender ?? "", arguments) {
@@ -208,7 +231,7 @@ final class BusService {
     }
 
     private func propertiesGet(_ message: DBusMessage, _ arguments: [DBusValue]) -> DBusMessage {
-        guard message.signature == "ss", case .string(let iface) = arguments[0], case .string(let name) = arguments[1] else {
+        guard case .string(let iface) = arguments[0], case .string(let name) = arguments[1] else {
             return Self.badSignature(message, expected: "ss")
         }
         guard iface == QiblaBus.interface || iface.isEmpty else {
@@ -221,7 +244,7 @@ final class BusService {
     }
 
     private func propertiesGetAll(_ message: DBusMessage, _ arguments: [DBusValue]) -> DBusMessage {
-        guard message.signature == "s", case .string(let iface) = arguments[0] else {
+        guard case .string(let iface) = arguments[0] else {
             return Self.badSignature(message, expected: "s")
         }
         guard iface == QiblaBus.interface || iface.isEmpty else {

@@ -49,8 +49,10 @@ enum ClaimantWatch {
 
     /// The unique name that left the bus, if `message` is a NameOwnerChanged saying so.
     static func vanishedClient(_ message: DBusMessage) -> String? {
-        guard message.interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged",
-              let args = try? message.arguments(), args.count == 3,
+        // The signature first: a peer can send any signal straight to us, and only these three
+        // bus names are decoded (issue 33).
+        guard message.interface == "org.freedesktop.DBus", message.member == "NameOwnerChanged", message.signature == "sss",
+              let args = try? message.arguments(maximumTextBytes: BusService.maximumArgumentTextBytes), args.count == 3,
               case .string(let name) = args[0], case .string(let newOwner) = args[2],
               newOwner.isEmpty, name.hasPrefix(":") else { return nil }
         return name

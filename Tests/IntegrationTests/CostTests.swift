@@ -6,8 +6,14 @@ import TestSupport
 
 /// Issue 12: while a client holds the compass, qiblad wakes about once per sample (one sampling
 /// thread for both sensors, which hands its samples over by borrowing the sleeping loop instead of
-/// waking it). The bound here is twice the goal, so a loaded CI machine cannot break it at random;
-/// the goal itself is measured by scripts/bench-daemon.sh.
+/// waking it). The bound here is twice the goal; the goal itself is measured by
+/// scripts/bench-daemon.sh.
+///
+/// Issue 33: counts within one run, so a loaded machine cannot change the verdict. A wakeup is a
+/// voluntary context switch (a sleep ended by an event); involuntary ones are preemptions by the
+/// machine's other load and say nothing of the daemon. The window is not a wall-clock time but a
+/// number of sampling periods: the sampling thread sleeps once per period, and the window lasts
+/// until it has slept 80 times, however long a loaded machine takes for that.
 @Suite struct CostTests {
     @Test func aClaimedDaemonWakesAtMostTwicePerSample() throws {
         let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
@@ -21,16 +27,30 @@ import TestSupport
         defer { claim.terminate() }
         #expect(waitUntil(timeout: 15) { ((try? q.double("Heading")) ?? .nan).isFinite })
         let pid = try #require(q.daemon?.pid)
-        let seconds: UInt32 = 4
-        let loopBefore = try Self.voluntarySwitches(pid, thread: pid)
-        let woke = try IdleTests.wakeups(of: pid, during: seconds)
-        let loopWoke = try Self.voluntarySwitches(pid, thread: pid) - loopBefore
-        let perSample = Double(woke) / Double(seconds) / 20
-        print("claimed qiblad at 20 Hz: \(woke) context switches in \(seconds) s = \(perSample) per sample; the loop's thread slept \(loopWoke) times")
-        #expect(perSample <= 2, "a claimed qiblad switched \(woke) times in \(seconds) s (\(perSample) per sample)")
-        // Samples reach the model without waking the loop's thread: over 80+ samples and 40 hand-offs
-        // it sleeps only for the odd timer or bus message (posting every hand-off: 40 or more).
-        #expect(loopWoke <= 12, "the event loop's thread woke \(loopWoke) times in \(seconds) s while only samples arrived")
+        usleep(500_000)
+        let before = try Self.voluntarySwitchesByThread(pid)
+        // The sampling thread: the one (not the loop's) that sleeps the most.
+        var sampler: Int32 = 0, periods = 0, now: [Int32: Int] = before
+        let counted = waitUntil(timeout: 60) {
+            now = (try? Self.voluntarySwitchesByThread(pid)) ?? now
+            let growth = now.filter { $0.key != pid }.map { ($0.key, $0.value - (before[$0.key] ?? 0)) }
+            guard let busiest = growth.max(by: { $0.1 < $1.1 }) else { return false }
+            (sampler, periods) = busiest
+            return periods >= 80
+        }
+        #expect(counted, "the sampling thread slept only \(periods) times in 60 s")
+        let woke = now.map { $0.value - (before[$0.key] ?? 0) }.reduce(0, +)
+        let loopWoke = (now[pid] ?? 0) - (before[pid] ?? 0)
+        let perSample = Double(woke) / Double(max(1, periods))
+        print("claimed qiblad at 20 Hz: \(woke) sleeps of all threads over \(periods) sampling periods (thread \(sampler)) = "
+              + "\(perSample) per sample; the loop's thread slept \(loopWoke) times")
+        #expect(perSample <= 2, "a claimed qiblad slept \(woke) times over \(periods) samples (\(perSample) per sample)")
+        // Samples reach the model without waking the loop's thread: over 80 samples and 40
+        // hand-offs it sleeps 1–3 times on a quiet machine (the odd timer or bus message), 11–25
+        // times beside two busy loops at a load of 10 (a hand-off that finds the loop's thread
+        // awake, preempted, posts instead of borrowing, and the posts keep it awake for the next);
+        // posting every hand-off would be at least one per hand-off, half the periods.
+        #expect(loopWoke < periods / 2, "the event loop's thread woke \(loopWoke) times over \(periods) samples while only samples arrived")
     }
 
     /// Voluntary context switches (sleeps) of one thread of `pid`, from /proc.
@@ -40,5 +60,15 @@ import TestSupport
             return Int(line.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) ?? 0
         }
         return 0
+    }
+
+    /// Voluntary context switches of every thread of `pid`, by thread id.
+    static func voluntarySwitchesByThread(_ pid: Int32) throws -> [Int32: Int] {
+        var switches: [Int32: Int] = [:]
+        for task in try FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task") {
+            guard let thread = Int32(task) else { continue }
+            switches[thread] = try? voluntarySwitches(pid, thread: thread)
+        }
+        return switches
     }
 }

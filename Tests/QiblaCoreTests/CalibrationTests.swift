@@ -39,79 +39,21 @@ struct SeededGenerator: RandomNumberGenerator {
         #expect(!MagnetometerCalibration(softIronMatrix: Matrix3(-1, 0, 0, 0, 1, 0, 0, 0, 1)).isValid)
     }
 
-    @Test func sphereFitRecoversKnownOffsetFromNoisyPoints() throws {
-        var rng = SeededGenerator(seed: 42)
-        let offset = Vector3(12.5, -30.2, 45.1)
-        let radius = 48.0, sigma = 0.5
-        var estimator = HardIronEstimator()
-        #expect(estimator.fit() == nil) // no samples
-        for _ in 0..<600 {
-            let noise = Vector3(rng.gaussian(), rng.gaussian(), rng.gaussian()) * sigma
-            estimator.add(offset + rng.unitVector() * radius + noise)
+    /// `SymmetricEigen3` gives the accepted calibration's eigenvalue spread (`CalibrationEstimator.fit`).
+    @Test func symmetricEigenDecompositionReassembles() throws {
+        func maximumDifference(_ a: Matrix3, _ b: Matrix3) -> Double {
+            let d = [a.row0 - b.row0, a.row1 - b.row1, a.row2 - b.row2]
+            return d.map { max(abs($0.x), abs($0.y), abs($0.z)) }.max() ?? .nan
         }
-        #expect(estimator.sampleCount == 600)
-        let fit = try #require(estimator.fit())
-        print("sphere fit: offset error \((fit.hardIronOffset - offset).length) µT, radius \(fit.radiusMicrotesla), "
-              + "rms \(fit.residualRMSMicrotesla), coverage \(fit.coverage)")
-        #expect((fit.hardIronOffset - offset).length < 0.2)
-        #expect(abs(fit.radiusMicrotesla - radius) < 0.2)
-        // Radial residual of isotropic noise has RMS ≈ σ.
-        #expect(abs(fit.residualRMSMicrotesla - sigma) < 0.1)
-        #expect(fit.coverage == 1)
-        #expect(fit.sampleCount == 600)
-        #expect(fit.calibration.hardIronOffset == fit.hardIronOffset)
-        #expect(fit.calibration.softIronMatrix == .identity)
-    }
-
-    @Test func exactSphereIsRecoveredExactly() throws {
-        var rng = SeededGenerator(seed: 7)
-        let offset = Vector3(-120, 85, 3)
-        var estimator = HardIronEstimator(capacity: 64)
-        for _ in 0..<200 { estimator.add(offset + rng.unitVector() * 35) }
-        #expect(estimator.sampleCount == 64) // ring buffer keeps the newest 64
-        let fit = try #require(estimator.fit())
-        #expect((fit.hardIronOffset - offset).length < 1e-9)
-        #expect(abs(fit.radiusMicrotesla - 35) < 1e-9)
-        #expect(fit.residualRMSMicrotesla < 1e-9)
-    }
-
-    @Test func degenerateSampleSetsGiveNoFit() {
-        // Points on a circle in a plane: the centre along the normal is undetermined.
-        var circle = HardIronEstimator()
-        for i in 0..<100 {
-            let t = Double(i) * 2 * .pi / 100
-            circle.add(Vector3(5 + 40 * cos(t), -3 + 40 * sin(t), 20))
-        }
-        #expect(circle.fit() == nil)
-        // Too few samples.
-        var few = HardIronEstimator(minimumSampleCount: 20)
-        var rng = SeededGenerator(seed: 1)
-        for _ in 0..<19 { few.add(rng.unitVector() * 50) }
-        few.add(Vector3(.nan, 0, 0)) // ignored
-        #expect(few.sampleCount == 19 && few.fit() == nil)
-        few.add(rng.unitVector() * 50)
-        #expect(few.fit() != nil)
-        few.reset()
-        #expect(few.sampleCount == 0)
-    }
-
-    @Test func coverageCountsEqualAreaBins() {
-        var c = OrientationCoverage()
-        #expect(c.fraction == 0)
-        c.insert(direction: Vector3(1, 0, 0))
-        c.insert(direction: Vector3(2, 0, 0)) // same bin
-        c.insert(direction: .zero) // ignored
-        #expect(c.visitedBinCount == 1 && c.fraction == 1.0 / 32)
-        // A horizontal circle visits one band: 8 of 32 bins.
-        var ring = OrientationCoverage()
-        for i in 0..<360 {
-            let t = Angle.radians(Double(i) + 0.5)
-            ring.insert(direction: Vector3(cos(t), sin(t), 0))
-        }
-        #expect(ring.fraction == 0.25)
-        // Poles land in the top and bottom bands.
-        c.insert(direction: Vector3(0, 0, 1))
-        c.insert(direction: Vector3(0, 0, -1))
-        #expect(c.visitedBinCount == 3)
+        let m = Matrix3(4, 1, -2, 1, 3, 0.5, -2, 0.5, 5)
+        let e = try #require(SymmetricEigen3(m))
+        #expect(e.values.x <= e.values.y && e.values.y <= e.values.z)
+        #expect(maximumDifference(e.reassembled { $0 }, m) < 1e-12)
+        // The square root squared is the matrix.
+        let root = e.reassembled { $0.squareRoot() }
+        #expect(maximumDifference(root * root, m) < 1e-12)
+        // Trace and determinant are invariants.
+        #expect(abs(e.values.x + e.values.y + e.values.z - 12) < 1e-12)
+        #expect(abs(e.values.x * e.values.y * e.values.z - m.determinant) < 1e-10)
     }
 }

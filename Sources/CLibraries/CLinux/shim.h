@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, futex, mallinfo2, malloc_trim). Used by QiblaPlatform only. */
+/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, futex, mallinfo2, malloc_trim, mallopt). Used by QiblaPlatform only. */
 #ifndef QIBLAD_CLINUX_SHIM_H
 #define QIBLAD_CLINUX_SHIM_H
 #include <sys/eventfd.h>
@@ -40,8 +40,13 @@ static inline void qiblad_futex_wake_all(uint32_t *word) {
 static inline long qiblad_heap_bytes_in_use(void) { return (long)mallinfo2().uordblks; }
 /* glibc `malloc_trim(0)`: 1 when memory was given back to the kernel, 0 when not. */
 static inline int qiblad_malloc_trim(void) { return malloc_trim(0); }
+/* glibc mallopt(M_MMAP_THRESHOLD) and mallopt(M_TRIM_THRESHOLD), bytes: 1 when both were set. */
+static inline int qiblad_malloc_set_thresholds(int mmap_bytes, int trim_bytes) {
+    return mallopt(M_MMAP_THRESHOLD, mmap_bytes) == 1 && mallopt(M_TRIM_THRESHOLD, trim_bytes) == 1;
+}
 #else
 static inline long qiblad_heap_bytes_in_use(void) { return -1; }
 static inline int qiblad_malloc_trim(void) { return -1; }
+static inline int qiblad_malloc_set_thresholds(int mmap_bytes, int trim_bytes) { (void)mmap_bytes; (void)trim_bytes; return 0; }
 #endif
 #endif

@@ -309,6 +309,12 @@ enum Syscalls {
     /// no such call (musl) or nothing was released.
     static func trimHeap() -> Bool { qiblad_malloc_trim() == 1 }
 
+    /// glibc `mallopt(M_MMAP_THRESHOLD)` and `mallopt(M_TRIM_THRESHOLD)`; false where the C library
+    /// has no such call (musl) or refused a value.
+    static func setHeapThresholds(mmapBytes: Int32, trimBytes: Int32) -> Bool {
+        qiblad_malloc_set_thresholds(mmapBytes, trimBytes) == 1
+    }
+
     // MARK: Files (mkdir(2), rename(2), unlink(2), rmdir(2), fsync(2), access(2), lstat(2), opendir(3), mkdtemp(3), mkfifo(3), readlink(2))
 
     static func makeDirectory(_ path: String, mode: UInt32) throws(Errno) {
