@@ -144,6 +144,25 @@ public struct AttitudeFilter: Sendable {
         public var recoveryNoiseFactor = 20.0
         /// …fading quadratically to 1 over this many seconds (2).
         public var recoverySeconds = 2.0
+        /// Gyroscope rate (bias removed) below which the phone counts as still for the attitude's
+        /// recovery rules, rad/s (default 0.1 ≈ 5.7 °/s: a hand's tremor, not a turn).
+        public var stillRateRadiansPerSecond = 0.1
+        /// ||a| − g₀| below which the accelerometer counts as still, m/s² (default 0.5).
+        public var stillAccelerationMetresPerSecondSquared = 0.5
+        /// The accelerometer's direction must stay within this angle of its direction at the
+        /// start of a still spell, degrees (default 4: tremor of 0.25 m/s² RMS stays inside).
+        public var stillDirectionDegrees = 4.0
+        /// A still accelerometer that disagrees with the filter's vertical by more than this…,
+        /// degrees (default 12: beyond the EKF's linear range, far beyond hand acceleration
+        /// that passes the stillness test)…
+        public var tiltRecoveryDegrees = 12.0
+        /// …for this long re-seeds the attitude, seconds (default 0.4).
+        public var tiltRecoverySeconds = 0.4
+        /// A still phone whose field agrees with the reference by strength and by dip against the
+        /// accelerometer's own vertical, yet whose yaw innovation is beyond the gate for this long,
+        /// re-seeds the attitude, seconds (default 1; a magnet that changes the field's strength
+        /// or dip is held off as before).
+        public var yawRecoverySeconds = 1.0
         /// Without an expected field, a disagreement lasting this long becomes the new learned
         /// reference (a new place, a car), seconds (default 20).
         public var relearnReferenceSeconds = 20.0
@@ -194,6 +213,9 @@ public struct AttitudeFilter: Sendable {
     public private(set) var lastRejection: HeadingRejection?
     /// Number of re-seeds (first seed included), for tests and logs.
     public private(set) var seedCount = 0
+    /// Number of times the recovery rules found the attitude wrong (a tilt or a yaw the
+    /// gyroscope missed) and re-seeded or re-levelled it, for tests and logs.
+    public private(set) var attitudeRecoveryCount = 0
 
     // Covariance blocks: attitude–attitude, attitude–bias, bias–bias (rad², rad²/s, rad²/s²).
     private var ptt = Matrix3.diagonal(0)
@@ -220,6 +242,20 @@ public struct AttitudeFilter: Sendable {
     private var referenceTime: Double?
     /// Dip of the last agreeing field sample, degrees (for the accelerometer bias' leak).
     private var lastInclinationDegrees = 0.0
+    /// Start of the current still spell (gyroscope calm, accelerometer near 1 g and steady within
+    /// ``Configuration/stillDirectionDegrees`` of `stillDirection`, its direction at the start).
+    private var stillSince: Double?
+    private var stillDirection: Vector3?
+    /// Since when a still accelerometer disagrees with the filter's vertical, and a still phone's
+    /// agreeing field with the filter's yaw (the recovery rules).
+    private var tiltWrongSince: Double?
+    private var yawWrongSince: Double?
+    /// The bias (and its covariance) when the first of them started: the large residuals of a
+    /// wrong attitude teach the bias a rate that never was, so a recovery restores it.
+    /// Forgotten once the attitude is seen right again, and not restored when older than 10 s.
+    private var biasBeforeWrong: (bias: Vector3, covariance: Matrix3, time: Double)?
+    /// The expected field given with the last magnetometer sample.
+    private var lastExpected: ExpectedMagneticField?
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -315,6 +351,7 @@ public struct AttitudeFilter: Sendable {
         let g = TiltCompensation.standardGravity
         let length = a.length
         let deviation = abs(length - g)
+        if recoverTiltIfWrong(a, deviation: deviation, time: time) { return nil }
         guard deviation <= configuration.accelerationGateMetresPerSecondSquared, let direction = a.normalized else {
             let excess = min(deviation, 4 * configuration.accelerationGateMetresPerSecondSquared)
             accelerationDeviationVariance = max(accelerationDeviationVariance, excess * excess / 4)
@@ -362,6 +399,9 @@ public struct AttitudeFilter: Sendable {
         let referenceField = validExpected?.fieldMicrotesla ?? learnedField ?? strength
         let referenceInclination = validExpected?.inclinationDegrees.flatMap { $0.isFinite ? $0 : nil }
             ?? learnedInclination ?? inclination
+        lastExpected = validExpected
+        if !disturbed, recoverYawIfWrong(m, time: time, referenceField: referenceField,
+                                         referenceInclination: referenceInclination) { return nil }
         let agrees = !disturbed
             && abs(strength - referenceField) <= configuration.disturbanceFieldFraction * referenceField
             && abs(inclination - referenceInclination) <= configuration.disturbanceInclinationDegrees
@@ -540,6 +580,127 @@ public struct AttitudeFilter: Sendable {
         gyroscopeBiasRadiansPerSecond += kb * innovation
     }
 
+    // MARK: Recovery (a motion the gyroscope missed)
+
+    /// Updates the still spell with an accelerometer sample and, when the still accelerometer has
+    /// disagreed with the filter's vertical by more than ``Configuration/tiltRecoveryDegrees`` for
+    /// ``Configuration/tiltRecoverySeconds``, re-seeds the attitude (TRIAD, when the field agrees
+    /// with the reference against the accelerometer's vertical) or re-levels it about a horizontal
+    /// axis (keeping the yaw, when the field is disturbed). True when it did.
+    private mutating func recoverTiltIfWrong(_ a: Vector3, deviation: Double, time: Double) -> Bool {
+        let calm = (lastRate - gyroscopeBiasRadiansPerSecond).length <= configuration.stillRateRadiansPerSecond
+        guard calm, deviation <= configuration.stillAccelerationMetresPerSecondSquared, let direction = a.normalized else {
+            stillSince = nil; stillDirection = nil; tiltWrongSince = nil; yawWrongSince = nil
+            return false
+        }
+        if let anchor = stillDirection, anchor.dot(direction) >= cos(Angle.radians(configuration.stillDirectionDegrees)) {
+            // Still the same spell.
+        } else {
+            stillSince = time; stillDirection = direction; tiltWrongSince = nil; yawWrongSince = nil
+        }
+        let up = attitude.rotate(direction)
+        guard -up.z < cos(Angle.radians(configuration.tiltRecoveryDegrees)) else {
+            tiltWrongSince = nil
+            if yawWrongSince == nil { biasBeforeWrong = nil }
+            return false
+        }
+        let since = tiltWrongSince ?? time
+        tiltWrongSince = since
+        noteWrongAttitude(at: time)
+        guard time - max(since, stillSince ?? time) >= configuration.tiltRecoverySeconds else { return false }
+        attitudeRecoveryCount += 1
+        if let before = biasBeforeWrong, time - before.time <= 10 {
+            gyroscopeBiasRadiansPerSecond = before.bias; pbb = before.covariance
+        }
+        biasBeforeWrong = nil
+        if let m = latestField, fieldAgreesAgainstAccelerometer(m, acceleration: a) {
+            magneticState = .tracking
+            seed()
+        } else {
+            // The smallest rotation (about a horizontal world axis) that takes the measured up to
+            // the world's: the yaw stays.
+            let axis = up.cross(Vector3(0, 0, -1))
+            let angle = atan2(axis.length, -up.z)
+            if let unit = axis.normalized {
+                attitude = (Quaternion(rotationVector: unit * angle) * attitude).normalized ?? attitude
+            }
+            let sa = configuration.accelerometerNoiseMetresPerSecondSquared / TiltCompensation.standardGravity
+            ptt = Matrix3(sa * sa, 0, 0, 0, sa * sa, 0, 0, 0, ptt.row2.z)
+            ptb = Matrix3.diagonal(0)
+            updateAxis()
+        }
+        tiltWrongSince = nil; yawWrongSince = nil
+        return true
+    }
+
+    /// While still, a field that agrees with the reference by strength and by dip against the
+    /// accelerometer's own vertical, and whose yaw innovation (with the filter's vertical levelled
+    /// to the accelerometer's) stays beyond the innovation gate for
+    /// ``Configuration/yawRecoverySeconds``, re-seeds the attitude (TRIAD, keeping the bias).
+    /// True when it did.
+    private mutating func recoverYawIfWrong(_ m: Vector3, time: Double, referenceField: Double,
+                                            referenceInclination: Double) -> Bool {
+        guard let still = stillSince, let a = latestAcceleration, let direction = a.normalized,
+              fieldAgreesAgainstAccelerometer(m, acceleration: a, referenceField: referenceField,
+                                              referenceInclination: referenceInclination) else {
+            yawWrongSince = nil
+            return false
+        }
+        let up = attitude.rotate(direction)
+        let axis = up.cross(Vector3(0, 0, -1))
+        var levelled = attitude
+        if let unit = axis.normalized {
+            levelled = (Quaternion(rotationVector: unit * atan2(axis.length, -up.z)) * attitude).normalized ?? attitude
+        }
+        let world = levelled.rotate(m)
+        let horizontal = hypot(world.x, world.y)
+        guard horizontal > TiltCompensation.minimumFieldMicrotesla else { yawWrongSince = nil; return false }
+        let innovation = -atan2(world.y, world.x)
+        let sm = configuration.magnetometerNoiseMicrotesla / horizontal
+        let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
+        let row = Vector3(-world.z / horizontal, 0, 1)
+        let s = row.dot(ptt * row) + sm * sm + leak * leak
+        let gate = configuration.innovationGateSigmas
+        guard innovation * innovation > gate * gate * s else {
+            yawWrongSince = nil
+            if tiltWrongSince == nil { biasBeforeWrong = nil }
+            return false
+        }
+        let since = yawWrongSince ?? time
+        yawWrongSince = since
+        noteWrongAttitude(at: time)
+        guard time - max(since, still) >= configuration.yawRecoverySeconds else { return false }
+        attitudeRecoveryCount += 1
+        if let before = biasBeforeWrong, time - before.time <= 10 {
+            gyroscopeBiasRadiansPerSecond = before.bias; pbb = before.covariance
+        }
+        biasBeforeWrong = nil
+        magneticState = .tracking
+        seed()
+        tiltWrongSince = nil; yawWrongSince = nil
+        return true
+    }
+
+    private mutating func noteWrongAttitude(at time: Double) {
+        if biasBeforeWrong == nil { biasBeforeWrong = (gyroscopeBiasRadiansPerSecond, pbb, time) }
+    }
+
+    /// The field agrees with the reference (the given values, else the last expected field or
+    /// the learned one) by strength and by its dip measured against the accelerometer's vertical
+    /// (not the filter's, which may be the thing that is wrong).
+    private func fieldAgreesAgainstAccelerometer(_ m: Vector3, acceleration a: Vector3, referenceField: Double? = nil,
+                                                 referenceInclination: Double? = nil) -> Bool {
+        guard let field = referenceField ?? lastExpected?.fieldMicrotesla ?? learnedField,
+              let dip = referenceInclination ?? lastExpected?.inclinationDegrees ?? learnedInclination,
+              let down = (a * -1).normalized else { return false }
+        let strength = m.length
+        guard strength >= TiltCompensation.minimumFieldMicrotesla else { return false }
+        let vertical = m.dot(down)
+        let inclination = Angle.degrees(atan2(vertical, max(0, strength * strength - vertical * vertical).squareRoot()))
+        return abs(strength - field) <= configuration.disturbanceFieldFraction * field
+            && abs(inclination - dip) <= configuration.disturbanceInclinationDegrees
+    }
+
     private mutating func hold(at time: Double) {
         if magneticState != .holding || disagreementStart == nil { disagreementStart = time }
         magneticState = .holding
@@ -569,6 +730,7 @@ public struct AttitudeFilter: Sendable {
         let yaw = sm * sm + tilt * leak * leak + (magneticState == .holding ? 0.25 : 0)
         ptt = Matrix3(tilt, 0, 0, 0, tilt, 0, 0, 0, yaw)
         ptb = Matrix3.diagonal(0)
+        if magneticState == .tracking { gateRejectionStart = nil; agreementStart = nil; recoveryStart = nil; disagreementStart = nil }
         selector.reset()
         updateAxis()
     }
