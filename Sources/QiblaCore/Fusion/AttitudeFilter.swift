@@ -73,6 +73,26 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   gyroscope's noise and bias uncertainty; once the field agrees for
 ///   ``Configuration/agreementSeconds`` the magnetometer is taken back with a noise inflated by
 ///   ``Configuration/recoveryNoiseFactor`` fading over ``Configuration/recoverySeconds``.
+/// - **A motion the gyroscope missed** (a stuck or saturated gyroscope, a dropped batch, a driver
+///   returning zeros, a simulated pose that jumps): the EKF cannot correct errors beyond its
+///   linear range, and the innovation gate would take a turned field for a magnet. While the phone
+///   is still — rate (bias removed) below ``Configuration/stillRateRadiansPerSecond``,
+///   ||a| − g₀| below ``Configuration/stillAccelerationMetresPerSecondSquared`` and the
+///   accelerometer's direction within ``Configuration/stillDirectionDegrees`` of its direction at
+///   the start of the spell — two rules find the attitude wrong and re-seed it (TRIAD from the
+///   latest samples, as at a gap) with the bias it had before the wrong spell began (the large
+///   residuals would have taught it a rate that never was):
+///   - **tilt**: the accelerometer disagrees with the filter's vertical by more than
+///     ``Configuration/tiltRecoveryDegrees`` for ``Configuration/tiltRecoverySeconds``. If the
+///     field then disagrees with the reference (a magnet), only the vertical is re-levelled
+///     (the smallest rotation about a horizontal axis) and the yaw is kept;
+///   - **yaw**: the field agrees with the reference by strength and by its dip measured against
+///     the accelerometer's own vertical (not the filter's), yet its yaw innovation is beyond the
+///     gate for ``Configuration/yawRecoverySeconds``.
+///   A magnet that changes the field's strength or dip is held off as before; a field turned
+///   with its strength and dip kept (no detector can tell it from a missed turn) is taken after
+///   the yaw rule's second while still, and after ``Configuration/innovationGateSeconds`` while
+///   moving.
 /// - **Gaps**: the gyroscope is not read at rest, so its samples stop and resume. No time is
 ///   integrated across more than ``Configuration/maximumGyroscopeGapSeconds``: then the filter is
 ///   not tracking (``isTracking(at:)`` false), and the next gyroscope sample re-seeds the attitude
@@ -163,6 +183,13 @@ public struct AttitudeFilter: Sendable {
         /// re-seeds the attitude, seconds (default 1; a magnet that changes the field's strength
         /// or dip is held off as before).
         public var yawRecoverySeconds = 1.0
+        /// The yaw rule asks more of the field than the disturbance test: its strength within this
+        /// fraction of the reference (default 0.04)…
+        public var yawRecoveryFieldFraction = 0.04
+        /// …and its dip against the accelerometer's vertical within this of the reference,
+        /// degrees (default 2.5): a phone turned keeps both to the calibration's and the noise's
+        /// few percent and tenths of a degree; a magnet rarely does.
+        public var yawRecoveryInclinationDegrees = 2.5
         /// Without an expected field, a disagreement lasting this long becomes the new learned
         /// reference (a new place, a car), seconds (default 20).
         public var relearnReferenceSeconds = 20.0
@@ -642,7 +669,7 @@ public struct AttitudeFilter: Sendable {
                                             referenceInclination: Double) -> Bool {
         guard let still = stillSince, let a = latestAcceleration, let direction = a.normalized,
               fieldAgreesAgainstAccelerometer(m, acceleration: a, referenceField: referenceField,
-                                              referenceInclination: referenceInclination) else {
+                                              referenceInclination: referenceInclination, strict: true) else {
             yawWrongSince = nil
             return false
         }
@@ -689,7 +716,7 @@ public struct AttitudeFilter: Sendable {
     /// the learned one) by strength and by its dip measured against the accelerometer's vertical
     /// (not the filter's, which may be the thing that is wrong).
     private func fieldAgreesAgainstAccelerometer(_ m: Vector3, acceleration a: Vector3, referenceField: Double? = nil,
-                                                 referenceInclination: Double? = nil) -> Bool {
+                                                 referenceInclination: Double? = nil, strict: Bool = false) -> Bool {
         guard let field = referenceField ?? lastExpected?.fieldMicrotesla ?? learnedField,
               let dip = referenceInclination ?? lastExpected?.inclinationDegrees ?? learnedInclination,
               let down = (a * -1).normalized else { return false }
@@ -697,8 +724,9 @@ public struct AttitudeFilter: Sendable {
         guard strength >= TiltCompensation.minimumFieldMicrotesla else { return false }
         let vertical = m.dot(down)
         let inclination = Angle.degrees(atan2(vertical, max(0, strength * strength - vertical * vertical).squareRoot()))
-        return abs(strength - field) <= configuration.disturbanceFieldFraction * field
-            && abs(inclination - dip) <= configuration.disturbanceInclinationDegrees
+        let fraction = strict ? configuration.yawRecoveryFieldFraction : configuration.disturbanceFieldFraction
+        let degrees = strict ? configuration.yawRecoveryInclinationDegrees : configuration.disturbanceInclinationDegrees
+        return abs(strength - field) <= fraction * field && abs(inclination - dip) <= degrees
     }
 
     private mutating func hold(at time: Double) {
