@@ -394,7 +394,12 @@ public struct AttitudeFilter: Sendable {
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
         let noise = (sa * sa + 4 * deviation * deviation + sr * sr + 0.4 * accelerationDeviationVariance) / (g * g)
-        let r = attitude.rotate(direction) - Vector3(0, 0, -1)
+        let measuredUp = attitude.rotate(direction)
+        // Beyond the tilt-recovery angle the residual is outside the linear range (and would
+        // teach the bias a rate that never was): a hand's push, or a wrong attitude that the
+        // recovery rule re-seeds.
+        guard -measuredUp.z >= cos(Angle.radians(configuration.tiltRecoveryDegrees)) else { return nil }
+        let r = measuredUp - Vector3(0, 0, -1)
         // r_x = δθ_y, r_y = −δθ_x (world frame); the yaw gain is zeroed.
         update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false)
         update(innovation: -r.y, attitudeRow: Vector3(1, 0, 0), noise: noise, tilt: true, yaw: false)
