@@ -295,6 +295,7 @@ private struct StillPhone {
         let (errors, f) = Self.teleport(from: StillPhone(heading: poses.0, pitch: poses.1),
                                         to: StillPhone(heading: poses.2, pitch: poses.3))
         let settled = try #require(Self.settled(errors, within: 2, after: 10), "still wrong after 4 s: \(errors.last!.error)°")
+        print("teleport \(poses): within 2° after \(String(format: "%.2f", settled)) s, \(f.attitudeRecoveryCount) recoveries")
         #expect(settled <= 1.5, "within 2° after \(settled) s")
         #expect(errors.first!.error > 2, "the teleport was not taken at once (the gyroscope is trusted first)")
         #expect(f.attitudeRecoveryCount >= 1 && f.magneticState == .tracking)
