@@ -363,4 +363,22 @@ private struct StillPhone {
         #expect(held < 0.5, "held off for the yaw rule's time: \(held)°")
         #expect(abs((errors.last?.error ?? 0) - 60) < 1, "then taken: \(errors.last?.error ?? .nan)°")
     }
+
+    @Test func aTiltTheGyroscopeMissedNearAMagnetIsRelevelledAndTheYawStaysHeld() throws {
+        // A magnet changes the field's strength, then the phone is tilted by 35° in no time: the
+        // vertical is taken from the accelerometer, the heading stays on the gyroscope.
+        let flat = StillPhone(heading: 200)
+        var f = AttitudeFilter()
+        flat.feed(&f, from: 0, seconds: 10)
+        let magnet = Vector3(0, 0, 25)
+        flat.feed(&f, from: 10, seconds: 1, extraField: magnet)
+        #expect(f.magneticState == .holding)
+        let tilted = StillPhone(heading: 200, pitch: 35)
+        tilted.feed(&f, from: 11, seconds: 1, extraField: magnet)
+        let h = try #require(f.heading)
+        #expect(abs(h.tiltDegrees - 35) < 1, "re-levelled: tilt \(h.tiltDegrees)°")
+        #expect(f.magneticState == .holding && f.attitudeRecoveryCount == 1)
+        #expect(abs(Angle.turn(from: tilted.trueHeading(h.axis), to: h.magneticHeadingDegrees)) < 2,
+                "the yaw kept: \(h.magneticHeadingDegrees)° against \(tilted.trueHeading(h.axis))°")
+    }
 }

@@ -281,8 +281,9 @@ public struct AttitudeFilter: Sendable {
     /// wrong attitude teach the bias a rate that never was, so a recovery restores it.
     /// Forgotten once the attitude is seen right again, and not restored when older than 10 s.
     private var biasBeforeWrong: (bias: Vector3, covariance: Matrix3, time: Double)?
-    /// The expected field given with the last magnetometer sample.
+    /// The expected field and the caller's interference flag given with the last magnetometer sample.
     private var lastExpected: ExpectedMagneticField?
+    private var lastDisturbed = false
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -432,6 +433,7 @@ public struct AttitudeFilter: Sendable {
         let referenceInclination = validExpected?.inclinationDegrees.flatMap { $0.isFinite ? $0 : nil }
             ?? learnedInclination ?? inclination
         lastExpected = validExpected
+        lastDisturbed = disturbed
         if !disturbed, recoverYawIfWrong(m, time: time, referenceField: referenceField,
                                          referenceInclination: referenceInclination) { return nil }
         let agrees = !disturbed
@@ -645,7 +647,7 @@ public struct AttitudeFilter: Sendable {
             gyroscopeBiasRadiansPerSecond = before.bias; pbb = before.covariance
         }
         biasBeforeWrong = nil
-        if let m = latestField, fieldAgreesAgainstAccelerometer(m, acceleration: a) {
+        if let m = latestField, !lastDisturbed, fieldAgreesAgainstAccelerometer(m, acceleration: a) {
             magneticState = .tracking
             seed()
         } else {
