@@ -239,9 +239,16 @@ public struct CompassModel: Sendable {
             }
             state.headingCorrectionDegrees = value
         case .magneticField(let vector, let time):
-            // The filter's vertical, when it tracks, is better than one accelerometer sample.
+            // The filter's vertical, when it tracks, is better than one accelerometer sample —
+            // unless they disagree beyond the filter's tilt-recovery angle: then the filter may be
+            // the one that is wrong (a motion its gyroscope missed, until its recovery rule acts),
+            // and a wrong vertical would teach the calibrator a wrong dip.
             let fused = attitudeFilter.isTracking(at: time)
-            let vertical = fused ? attitudeFilter.upDirection * TiltCompensation.standardGravity : latestAcceleration
+            let up = attitudeFilter.upDirection
+            let agreeing = latestAcceleration.flatMap(\.normalized).map {
+                $0.dot(up) >= cos(Angle.radians(attitudeFilter.configuration.tiltRecoveryDegrees))
+            } ?? true
+            let vertical = fused && agreeing ? up * TiltCompensation.standardGravity : latestAcceleration
             calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time)
             applyCalibrationIfChanged()
             latestRawField = vector

@@ -26,6 +26,10 @@ struct FusionMetrics {
     var todayHoldErrors: [Double] = []
     var todayTurnErrors: [Double] = []
     var todayMagnetMaximum = 0.0
+    /// Times `AttitudeFilter`'s recovery rules re-seeded or re-levelled the attitude (a motion
+    /// the gyroscope missed: none happens in these scenes) and runs.
+    var recoveries = 0
+    var runs = 0
 
     mutating func merge(_ o: FusionMetrics) {
         holdErrors += o.holdErrors; turnErrors += o.turnErrors; turnErrorsUnextrapolated += o.turnErrorsUnextrapolated
@@ -36,6 +40,7 @@ struct FusionMetrics {
         untrackedReads += o.untrackedReads; reads += o.reads
         todayHoldErrors += o.todayHoldErrors; todayTurnErrors += o.todayTurnErrors
         todayMagnetMaximum = max(todayMagnetMaximum, o.todayMagnetMaximum)
+        recoveries += o.recoveries; runs += o.runs
     }
 
     static func rms(_ x: [Double]) -> Double { x.isEmpty ? .nan : (x.reduce(0) { $0 + $1 * $1 } / Double(x.count)).squareRoot() }
@@ -164,6 +169,8 @@ func measure<Estimator: AttitudeEstimator>(_ run: FusionRun, rateHertz: Double, 
         }
     }
     if let start = settleStart { metrics.settleSeconds.append((settled ?? end) - start) }
+    if let kalman = filter as? AttitudeFilter { metrics.recoveries = kalman.attitudeRecoveryCount }
+    metrics.runs = 1
     return metrics
 }
 
@@ -234,6 +241,7 @@ enum FusionSweep {
             #expect(m.oneSigmaShare >= 0.55, "\(key) at \(rateHertz) Hz: \(m.oneSigmaShare) within 1σ")
             if oneSigmaCeiling { #expect(m.oneSigmaShare <= 0.90, "\(key) at \(rateHertz) Hz: \(m.oneSigmaShare) within 1σ") }
             #expect(m.threeSigmaShare >= 0.97, "\(key) at \(rateHertz) Hz: \(m.threeSigmaShare) within 3σ")
+            #expect(m.recoveries == 0, "\(key) at \(rateHertz) Hz: the recovery rules fired \(m.recoveries) times on motions the gyroscope saw")
             guard !key.hasPrefix("walking") else { continue }
             #expect(FusionMetrics.rms(m.holdErrors) <= 1, "\(key): RMS over holds")
             #expect(FusionMetrics.percentile(m.turnErrors, 95) <= 5, "\(key): p95 during turns")
@@ -256,6 +264,9 @@ enum FusionSweep {
             lines.append("| \(key) | \(p[0]) | \(p[1]) | \(p[2]) | \(String(format: "%.1f", FusionMetrics.percentile(m.turnErrors, 95))) |")
         }
         print(lines.joined(separator: "\n"))
+        print("recoveries (a motion the gyroscope missed) at 50 Hz: " + result.keys.sorted().map {
+            "\($0) \(result[$0]!.recoveries) in \(result[$0]!.runs) runs"
+        }.joined(separator: ", "))
     }
 
     /// The design choice (BENCHMARKS.md): a complementary filter with scheduled gains on the same

@@ -10,13 +10,15 @@ private struct TurningPhone {
     var headingRateDegreesPerSecond: Double
     var startHeadingDegrees: Double
     var pitchSwayDegrees = 0.0
+    var pitchDegrees = 10.0
+    var rollDegrees = 0.0
     var field = MagneticModel.wmm2025.field(at: london, decimalYear: 2026.0)
 
     func attitude(_ t: Double) -> Matrix3 {
         let base = Matrix3(0, 1, 0, 1, 0, 0, 0, 0, -1)
-        let pitch = 10 + pitchSwayDegrees * sin(2 * Double.pi * 0.3 * t)
+        let pitch = pitchDegrees + pitchSwayDegrees * sin(2 * Double.pi * 0.3 * t)
         return Matrix3.rotationZ(degrees: startHeadingDegrees + headingRateDegreesPerSecond * t) * base
-            * Matrix3.rotationX(degrees: pitch)
+            * Matrix3.rotationX(degrees: pitch) * Matrix3.rotationY(degrees: rollDegrees)
     }
 
     func topEdgeHeading(_ t: Double) -> Double {
@@ -148,5 +150,31 @@ private func rotationVector(_ m: Matrix3) -> Vector3 {
         #expect(m.state.fused && held)
         #expect(worst < 3, "largest error with the magnet: \(worst)°")
         #expect(m.state.accuracy != .high, "held on the gyroscope: at most medium")
+    }
+
+    /// Poses jumped to in no time with the gyroscope read and reading zero (a motion it missed):
+    /// the filter's recovery rules find each pose through the model. (The calibrator's guard —
+    /// the filter's vertical only while the accelerometer agrees with it — matters while a
+    /// calibration is being learned; it is exercised through the daemon, in
+    /// `CompassIntegrationTests.headingIsAccurateFlatAndTiltedWithTheGyroscope`.)
+    @Test func posesTheGyroscopeMissedAreFound() {
+        var m = CompassModel()
+        let first = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 10)
+        m.apply(.sensorsAvailable(hasAccelerometer: true, hasGyroscope: true), expectedField: first.field)
+        first.feed(&m, from: 0, seconds: 10)
+        var t = 10.0
+        var late: [Double] = []
+        for (heading, pitch, roll) in [(100.0, 30.0, 0.0), (190, -30, 20), (280, 20, -35), (330, 0, 45), (45, -40, 10),
+                                       (225, 25, 25), (160, -20, -30), (300, 44, 0), (70, 0, -44)] {
+            let pose = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: heading, pitchDegrees: pitch, rollDegrees: roll)
+            pose.feed(&m, from: t, seconds: 2, each: { now, model in
+                guard now - t >= 1.5 else { return }
+                late.append(abs(Angle.turn(from: pose.topEdgeHeading(now), to: model.state.magneticHeadingDegrees)))
+            })
+            t += 2
+        }
+        let worst = late.max() ?? 180
+        #expect(worst <= 2, "within 2° from 1.5 s after each jump: worst \(worst)°")
+        #expect(m.state.fused && m.attitudeFilter.attitudeRecoveryCount >= 9)
     }
 }

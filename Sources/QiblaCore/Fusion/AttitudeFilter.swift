@@ -73,6 +73,26 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   gyroscope's noise and bias uncertainty; once the field agrees for
 ///   ``Configuration/agreementSeconds`` the magnetometer is taken back with a noise inflated by
 ///   ``Configuration/recoveryNoiseFactor`` fading over ``Configuration/recoverySeconds``.
+/// - **A motion the gyroscope missed** (a stuck or saturated gyroscope, a dropped batch, a driver
+///   returning zeros, a simulated pose that jumps): the EKF cannot correct errors beyond its
+///   linear range, and the innovation gate would take a turned field for a magnet. While the phone
+///   is still — rate (bias removed) below ``Configuration/stillRateRadiansPerSecond``,
+///   ||a| − g₀| below ``Configuration/stillAccelerationMetresPerSecondSquared`` and the
+///   accelerometer's direction within ``Configuration/stillDirectionDegrees`` of its direction at
+///   the start of the spell — two rules find the attitude wrong and re-seed it (TRIAD from the
+///   latest samples, as at a gap) with the bias it had before the wrong spell began (the large
+///   residuals would have taught it a rate that never was):
+///   - **tilt**: the accelerometer disagrees with the filter's vertical by more than
+///     ``Configuration/tiltRecoveryDegrees`` for ``Configuration/tiltRecoverySeconds``. If the
+///     field then disagrees with the reference (a magnet), only the vertical is re-levelled
+///     (the smallest rotation about a horizontal axis) and the yaw is kept;
+///   - **yaw**: the field agrees with the reference by strength and by its dip measured against
+///     the accelerometer's own vertical (not the filter's), yet its yaw innovation is beyond the
+///     gate for ``Configuration/yawRecoverySeconds``.
+///   A magnet that changes the field's strength or dip is held off as before; a field turned
+///   with its strength and dip kept (no detector can tell it from a missed turn) is taken after
+///   the yaw rule's second while still, and after ``Configuration/innovationGateSeconds`` while
+///   moving.
 /// - **Gaps**: the gyroscope is not read at rest, so its samples stop and resume. No time is
 ///   integrated across more than ``Configuration/maximumGyroscopeGapSeconds``: then the filter is
 ///   not tracking (``isTracking(at:)`` false), and the next gyroscope sample re-seeds the attitude
@@ -144,6 +164,32 @@ public struct AttitudeFilter: Sendable {
         public var recoveryNoiseFactor = 20.0
         /// …fading quadratically to 1 over this many seconds (2).
         public var recoverySeconds = 2.0
+        /// Gyroscope rate (bias removed) below which the phone counts as still for the attitude's
+        /// recovery rules, rad/s (default 0.1 ≈ 5.7 °/s: a hand's tremor, not a turn).
+        public var stillRateRadiansPerSecond = 0.1
+        /// ||a| − g₀| below which the accelerometer counts as still, m/s² (default 0.5).
+        public var stillAccelerationMetresPerSecondSquared = 0.5
+        /// The accelerometer's direction must stay within this angle of its direction at the
+        /// start of a still spell, degrees (default 4: tremor of 0.25 m/s² RMS stays inside).
+        public var stillDirectionDegrees = 4.0
+        /// A still accelerometer that disagrees with the filter's vertical by more than this…,
+        /// degrees (default 12: beyond the EKF's linear range, far beyond hand acceleration
+        /// that passes the stillness test)…
+        public var tiltRecoveryDegrees = 12.0
+        /// …for this long re-seeds the attitude, seconds (default 0.4).
+        public var tiltRecoverySeconds = 0.4
+        /// A still phone whose field agrees with the reference by strength and by dip against the
+        /// accelerometer's own vertical, yet whose yaw innovation is beyond the gate for this long,
+        /// re-seeds the attitude, seconds (default 1; a magnet that changes the field's strength
+        /// or dip is held off as before).
+        public var yawRecoverySeconds = 1.0
+        /// The yaw rule asks more of the field than the disturbance test: its strength within this
+        /// fraction of the reference (default 0.04)…
+        public var yawRecoveryFieldFraction = 0.04
+        /// …and its dip against the accelerometer's vertical within this of the reference,
+        /// degrees (default 2.5): a phone turned keeps both to the calibration's and the noise's
+        /// few percent and tenths of a degree; a magnet rarely does.
+        public var yawRecoveryInclinationDegrees = 2.5
         /// Without an expected field, a disagreement lasting this long becomes the new learned
         /// reference (a new place, a car), seconds (default 20).
         public var relearnReferenceSeconds = 20.0
@@ -194,6 +240,9 @@ public struct AttitudeFilter: Sendable {
     public private(set) var lastRejection: HeadingRejection?
     /// Number of re-seeds (first seed included), for tests and logs.
     public private(set) var seedCount = 0
+    /// Number of times the recovery rules found the attitude wrong (a tilt or a yaw the
+    /// gyroscope missed) and re-seeded or re-levelled it, for tests and logs.
+    public private(set) var attitudeRecoveryCount = 0
 
     // Covariance blocks: attitude–attitude, attitude–bias, bias–bias (rad², rad²/s, rad²/s²).
     private var ptt = Matrix3.diagonal(0)
@@ -220,6 +269,21 @@ public struct AttitudeFilter: Sendable {
     private var referenceTime: Double?
     /// Dip of the last agreeing field sample, degrees (for the accelerometer bias' leak).
     private var lastInclinationDegrees = 0.0
+    /// Start of the current still spell (gyroscope calm, accelerometer near 1 g and steady within
+    /// ``Configuration/stillDirectionDegrees`` of `stillDirection`, its direction at the start).
+    private var stillSince: Double?
+    private var stillDirection: Vector3?
+    /// Since when a still accelerometer disagrees with the filter's vertical, and a still phone's
+    /// agreeing field with the filter's yaw (the recovery rules).
+    private var tiltWrongSince: Double?
+    private var yawWrongSince: Double?
+    /// The bias (and its covariance) when the first of them started: the large residuals of a
+    /// wrong attitude teach the bias a rate that never was, so a recovery restores it.
+    /// Forgotten once the attitude is seen right again, and not restored when older than 10 s.
+    private var biasBeforeWrong: (bias: Vector3, covariance: Matrix3, time: Double)?
+    /// The expected field and the caller's interference flag given with the last magnetometer sample.
+    private var lastExpected: ExpectedMagneticField?
+    private var lastDisturbed = false
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -315,6 +379,7 @@ public struct AttitudeFilter: Sendable {
         let g = TiltCompensation.standardGravity
         let length = a.length
         let deviation = abs(length - g)
+        if recoverTiltIfWrong(a, deviation: deviation, time: time) { return nil }
         guard deviation <= configuration.accelerationGateMetresPerSecondSquared, let direction = a.normalized else {
             let excess = min(deviation, 4 * configuration.accelerationGateMetresPerSecondSquared)
             accelerationDeviationVariance = max(accelerationDeviationVariance, excess * excess / 4)
@@ -330,7 +395,12 @@ public struct AttitudeFilter: Sendable {
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
         let noise = (sa * sa + 4 * deviation * deviation + sr * sr + 0.4 * accelerationDeviationVariance) / (g * g)
-        let r = attitude.rotate(direction) - Vector3(0, 0, -1)
+        let measuredUp = attitude.rotate(direction)
+        // Beyond the tilt-recovery angle the residual is outside the linear range (and would
+        // teach the bias a rate that never was): a hand's push, or a wrong attitude that the
+        // recovery rule re-seeds.
+        guard -measuredUp.z >= cos(Angle.radians(configuration.tiltRecoveryDegrees)) else { return nil }
+        let r = measuredUp - Vector3(0, 0, -1)
         // r_x = δθ_y, r_y = −δθ_x (world frame); the yaw gain is zeroed.
         update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false)
         update(innovation: -r.y, attitudeRow: Vector3(1, 0, 0), noise: noise, tilt: true, yaw: false)
@@ -362,6 +432,10 @@ public struct AttitudeFilter: Sendable {
         let referenceField = validExpected?.fieldMicrotesla ?? learnedField ?? strength
         let referenceInclination = validExpected?.inclinationDegrees.flatMap { $0.isFinite ? $0 : nil }
             ?? learnedInclination ?? inclination
+        lastExpected = validExpected
+        lastDisturbed = disturbed
+        if !disturbed, recoverYawIfWrong(m, time: time, referenceField: referenceField,
+                                         referenceInclination: referenceInclination) { return nil }
         let agrees = !disturbed
             && abs(strength - referenceField) <= configuration.disturbanceFieldFraction * referenceField
             && abs(inclination - referenceInclination) <= configuration.disturbanceInclinationDegrees
@@ -540,6 +614,128 @@ public struct AttitudeFilter: Sendable {
         gyroscopeBiasRadiansPerSecond += kb * innovation
     }
 
+    // MARK: Recovery (a motion the gyroscope missed)
+
+    /// Updates the still spell with an accelerometer sample and, when the still accelerometer has
+    /// disagreed with the filter's vertical by more than ``Configuration/tiltRecoveryDegrees`` for
+    /// ``Configuration/tiltRecoverySeconds``, re-seeds the attitude (TRIAD, when the field agrees
+    /// with the reference against the accelerometer's vertical) or re-levels it about a horizontal
+    /// axis (keeping the yaw, when the field is disturbed). True when it did.
+    private mutating func recoverTiltIfWrong(_ a: Vector3, deviation: Double, time: Double) -> Bool {
+        let calm = (lastRate - gyroscopeBiasRadiansPerSecond).length <= configuration.stillRateRadiansPerSecond
+        guard calm, deviation <= configuration.stillAccelerationMetresPerSecondSquared, let direction = a.normalized else {
+            stillSince = nil; stillDirection = nil; tiltWrongSince = nil; yawWrongSince = nil
+            return false
+        }
+        if let anchor = stillDirection, anchor.dot(direction) >= cos(Angle.radians(configuration.stillDirectionDegrees)) {
+            // Still the same spell.
+        } else {
+            stillSince = time; stillDirection = direction; tiltWrongSince = nil; yawWrongSince = nil
+        }
+        let up = attitude.rotate(direction)
+        guard -up.z < cos(Angle.radians(configuration.tiltRecoveryDegrees)) else {
+            tiltWrongSince = nil
+            if yawWrongSince == nil { biasBeforeWrong = nil }
+            return false
+        }
+        let since = tiltWrongSince ?? time
+        tiltWrongSince = since
+        noteWrongAttitude(at: time)
+        guard time - max(since, stillSince ?? time) >= configuration.tiltRecoverySeconds else { return false }
+        attitudeRecoveryCount += 1
+        if let before = biasBeforeWrong, time - before.time <= 10 {
+            gyroscopeBiasRadiansPerSecond = before.bias; pbb = before.covariance
+        }
+        biasBeforeWrong = nil
+        if let m = latestField, !lastDisturbed, fieldAgreesAgainstAccelerometer(m, acceleration: a) {
+            magneticState = .tracking
+            seed()
+        } else {
+            // The smallest rotation (about a horizontal world axis) that takes the measured up to
+            // the world's: the yaw stays.
+            let axis = up.cross(Vector3(0, 0, -1))
+            let angle = atan2(axis.length, -up.z)
+            if let unit = axis.normalized {
+                attitude = (Quaternion(rotationVector: unit * angle) * attitude).normalized ?? attitude
+            }
+            let sa = configuration.accelerometerNoiseMetresPerSecondSquared / TiltCompensation.standardGravity
+            ptt = Matrix3(sa * sa, 0, 0, 0, sa * sa, 0, 0, 0, ptt.row2.z)
+            ptb = Matrix3.diagonal(0)
+            updateAxis()
+        }
+        tiltWrongSince = nil; yawWrongSince = nil
+        return true
+    }
+
+    /// While still, a field that agrees with the reference by strength and by dip against the
+    /// accelerometer's own vertical, and whose yaw innovation (with the filter's vertical levelled
+    /// to the accelerometer's) stays beyond the innovation gate for
+    /// ``Configuration/yawRecoverySeconds``, re-seeds the attitude (TRIAD, keeping the bias).
+    /// True when it did.
+    private mutating func recoverYawIfWrong(_ m: Vector3, time: Double, referenceField: Double,
+                                            referenceInclination: Double) -> Bool {
+        guard let still = stillSince, let a = latestAcceleration, let direction = a.normalized,
+              fieldAgreesAgainstAccelerometer(m, acceleration: a, referenceField: referenceField,
+                                              referenceInclination: referenceInclination, strict: true) else {
+            yawWrongSince = nil
+            return false
+        }
+        let up = attitude.rotate(direction)
+        let axis = up.cross(Vector3(0, 0, -1))
+        var levelled = attitude
+        if let unit = axis.normalized {
+            levelled = (Quaternion(rotationVector: unit * atan2(axis.length, -up.z)) * attitude).normalized ?? attitude
+        }
+        let world = levelled.rotate(m)
+        let horizontal = hypot(world.x, world.y)
+        guard horizontal > TiltCompensation.minimumFieldMicrotesla else { yawWrongSince = nil; return false }
+        let innovation = -atan2(world.y, world.x)
+        let sm = configuration.magnetometerNoiseMicrotesla / horizontal
+        let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
+        let row = Vector3(-world.z / horizontal, 0, 1)
+        let s = row.dot(ptt * row) + sm * sm + leak * leak
+        let gate = configuration.innovationGateSigmas
+        guard innovation * innovation > gate * gate * s else {
+            yawWrongSince = nil
+            if tiltWrongSince == nil { biasBeforeWrong = nil }
+            return false
+        }
+        let since = yawWrongSince ?? time
+        yawWrongSince = since
+        noteWrongAttitude(at: time)
+        guard time - max(since, still) >= configuration.yawRecoverySeconds else { return false }
+        attitudeRecoveryCount += 1
+        if let before = biasBeforeWrong, time - before.time <= 10 {
+            gyroscopeBiasRadiansPerSecond = before.bias; pbb = before.covariance
+        }
+        biasBeforeWrong = nil
+        magneticState = .tracking
+        seed()
+        tiltWrongSince = nil; yawWrongSince = nil
+        return true
+    }
+
+    private mutating func noteWrongAttitude(at time: Double) {
+        if biasBeforeWrong == nil { biasBeforeWrong = (gyroscopeBiasRadiansPerSecond, pbb, time) }
+    }
+
+    /// The field agrees with the reference (the given values, else the last expected field or
+    /// the learned one) by strength and by its dip measured against the accelerometer's vertical
+    /// (not the filter's, which may be the thing that is wrong).
+    private func fieldAgreesAgainstAccelerometer(_ m: Vector3, acceleration a: Vector3, referenceField: Double? = nil,
+                                                 referenceInclination: Double? = nil, strict: Bool = false) -> Bool {
+        guard let field = referenceField ?? lastExpected?.fieldMicrotesla ?? learnedField,
+              let dip = referenceInclination ?? lastExpected?.inclinationDegrees ?? learnedInclination,
+              let down = (a * -1).normalized else { return false }
+        let strength = m.length
+        guard strength >= TiltCompensation.minimumFieldMicrotesla else { return false }
+        let vertical = m.dot(down)
+        let inclination = Angle.degrees(atan2(vertical, max(0, strength * strength - vertical * vertical).squareRoot()))
+        let fraction = strict ? configuration.yawRecoveryFieldFraction : configuration.disturbanceFieldFraction
+        let degrees = strict ? configuration.yawRecoveryInclinationDegrees : configuration.disturbanceInclinationDegrees
+        return abs(strength - field) <= fraction * field && abs(inclination - dip) <= degrees
+    }
+
     private mutating func hold(at time: Double) {
         if magneticState != .holding || disagreementStart == nil { disagreementStart = time }
         magneticState = .holding
@@ -569,6 +765,7 @@ public struct AttitudeFilter: Sendable {
         let yaw = sm * sm + tilt * leak * leak + (magneticState == .holding ? 0.25 : 0)
         ptt = Matrix3(tilt, 0, 0, 0, tilt, 0, 0, 0, yaw)
         ptb = Matrix3.diagonal(0)
+        if magneticState == .tracking { gateRejectionStart = nil; agreementStart = nil; recoveryStart = nil; disagreementStart = nil }
         selector.reset()
         updateAxis()
     }
