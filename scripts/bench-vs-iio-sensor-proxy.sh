@@ -71,7 +71,15 @@ if [[ -z $inner ]]; then
     else
         echo "bench-vs-iio-sensor-proxy: no libdbus headers (libdbus-1-dev): the C floor column is left out" >&2
     fi
-    cat >"$work/testbed.umockdev" <<'EOF'
+    # BENCH_GYROSCOPE=1 (issue 30): the accelerometer's device also carries an MPU-6050-style
+    # gyroscope (in_anglvel_*, 0.001064724 rad/s per count), reading the feeder's constant turn
+    # (one turn in 36 s about z: −0.1745 rad/s, −164 counts), so qiblad reads three sensors and fuses
+    # them; iio-sensor-proxy reads what it read before.
+    gyro_attributes=
+    if [[ -n ${BENCH_GYROSCOPE:-} ]]; then
+        gyro_attributes=$'A: in_anglvel_x_raw=        0\nA: in_anglvel_y_raw=        0\nA: in_anglvel_z_raw=     -164\nA: in_anglvel_scale=0.001064724\n'
+    fi
+    cat >"$work/testbed.umockdev" <<EOF
 P: /devices/platform/accel/iio:device0
 N: iio:device0
 E: DEVNAME=/dev/iio:device0
@@ -84,7 +92,7 @@ A: in_accel_y_raw=        0
 A: in_accel_z_raw=     1024
 A: in_accel_scale=0.009580
 A: sampling_frequency=50
-
+${gyro_attributes}
 P: /devices/platform/magn/iio:device1
 N: iio:device1
 E: DEVNAME=/dev/iio:device1
