@@ -194,8 +194,8 @@ public final class Simulator: Sendable {
     /// Steps in real time at `rateHertz` (scene time tₖ = start + k / rate, written when the monotonic clock
     /// reaches it) until `durationSeconds` of scene time have passed (nil: until ``stop()``). Blocks the
     /// calling thread; sleeps in slices of at most 100 ms so ``stop()`` takes effect promptly. A step
-    /// that comes late (a loaded machine) writes the scene at the present instant and the missed
-    /// steps are skipped, never written in a burst.
+    /// that comes more than a period late (a loaded machine) writes the latest step due and the
+    /// missed steps are skipped, never written in a burst.
     /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a rate that is not finite and > 0 (or > 10 kHz),
     ///   file errors from ``step(to:)``.
     /// - Parameter onStart: called once, on the calling thread, with the `CLOCK_MONOTONIC` seconds
@@ -214,14 +214,15 @@ public final class Simulator: Sendable {
         onStart?(start)
         var k = 0
         while !stopRequested.load(ordering: .acquiring) {
-            // A step that comes late writes the scene as it is now, as a real sensor's register
-            // always holds its latest reading, and the steps it missed are skipped: no burst of old
-            // values for a reader to take for the present.
-            let late = Self.monotonicSeconds() - start
-            let elapsed = max(Double(k) * period, min(late, Double(k) * period + 1))
+            // A step that comes more than a period late writes the latest step due (a sensor's
+            // register holds its latest reading) and the steps it missed are skipped: no burst of
+            // old values for a reader to take for the present. Scene times stay on the k / rate grid.
+            let due = ((Self.monotonicSeconds() - start) / period).rounded(.down)
+            if due > Double(k), due - Double(k) < rateHertz { k = Int(due) }
+            let elapsed = Double(k) * period
             if let d = durationSeconds, elapsed > d + 1e-9 { break }
             try step(to: startTimeSeconds + elapsed)
-            k = max(k + 1, Int((elapsed / period).rounded(.down)) + 1)
+            k += 1
             let deadline = start + Double(k) * period
             var now = Self.monotonicSeconds()
             if now - deadline > 1 { k = Int(((now - start) / period).rounded(.up)); continue }
