@@ -173,8 +173,9 @@ private final class BufferedPhone {
         let samples = totalSamples, batches = counts.batches, wakeups = loop.wakeupCount
         // Issue 33: the window is a number of samples, not a time, so a loaded machine (the writer
         // thread late, scans arriving in bursts) changes how long it lasts, not what is counted.
-        // `seconds` of samples of both devices at `rateHertz`; the wall clock only bounds a stall.
-        let wanted = Int(2 * rateHertz * seconds)
+        // `seconds` of samples of the three sensors (the MPU-6050's scans carry the gyroscope's
+        // too) at `rateHertz`; the wall clock only bounds a stall.
+        let wanted = Int(3 * rateHertz * seconds)
         let start = clock.now, limit = clock.now.advanced(by: .seconds(10 * seconds + 10))
         while totalSamples - samples < wanted, clock.now < limit { try loop.runOnce(maximumWait: .milliseconds(200)) }
         let elapsed = start.duration(to: clock.now)
