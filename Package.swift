@@ -241,7 +241,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(
             name: "IntegrationTests",
-            dependencies: ["QiblaCore", "QiblaDBus", "QiblaInterface", "QiblaPlatform", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"],
+            dependencies: ["QiblaCore", "QiblaDaemon", "QiblaDBus", "QiblaInterface", "QiblaPlatform", "QiblaSimulator", "TestSupport", "qiblad", "qiblactl", "qibla-sim"],
             exclude: ["Logs"], swiftSettings: strict),
     ]
 )

@@ -89,6 +89,10 @@ public struct CompassModel: Sendable {
         public var calibrator = MagnetometerCalibrator.Configuration()
         /// The attitude filter's settings (used while gyroscope samples arrive).
         public var attitudeFilter = CompassModel.defaultAttitudeFilter
+        /// The heading uncertainty given to the attitude filter for a magnetometer correction
+        /// that has no estimate and is not trusted (a raw field not yet seen to match the Earth's;
+        /// hard iron of tens of µT turns it by anything), degrees (default 30).
+        public var untrustedCorrectionSigmaDegrees = 30.0
 
         public init() {}
 
@@ -267,22 +271,25 @@ public struct CompassModel: Sendable {
                 $0.dot(up) >= cos(Angle.radians(attitudeFilter.configuration.tiltRecoveryDegrees))
             } ?? true
             let vertical = fused && agreeing ? up * TiltCompensation.standardGravity : latestAcceleration
-            calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time)
-            applyCalibrationIfChanged()
             latestRawField = vector
+            calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time)
+            applyCalibrationIfChanged(vertical: vertical)
+            let correctionSigma = correctionSigmaDegrees(raw: vector, vertical: vertical)
+            latestCalibrationUncertaintyDegrees = correctionSigma.estimated
             // The filter watches for a *change* of the field's strength or dip against the
             // reference it learns (a magnet passing); the absolute comparison with WMM and the
-            // fit, debounced and with the configured tolerances, is the calibrator's flag.
+            // fit, debounced and with the configured tolerances, is the calibrator's flag. An
+            // untrusted correction (a provisional fit, an unconfirmed raw field) is a noisier
+            // measurement and teaches the gyroscope no bias (issue 36).
             attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
-                                            disturbed: calibrator.magneticInterference)
+                                            disturbed: calibrator.magneticInterference,
+                                            correctionSigmaDegrees: correctionSigma.applied,
+                                            learnsBias: calibrator.correctionTrusted)
             guard let acceleration = latestAcceleration else { return }
             // Today's path runs all along: its moving average is ready when the gyroscope stops.
             let result = pipeline.update(magnetic: vector, acceleration: acceleration, time: time)
             if fused, attitudeFilter.isTracking(at: time) {
                 if case .success(let estimate) = result { state.headingSpreadDegrees = estimate.spreadDegrees }
-                latestCalibrationUncertaintyDegrees = vertical.flatMap {
-                    calibrator.headingSigmaDegrees(rawMicrotesla: vector, accelerationMetresPerSecondSquared: $0)
-                }
                 rejectionStreakStartSeconds = nil
                 lastRejection = nil
                 publishFused(at: time, expectedField: expectedField)
@@ -304,14 +311,30 @@ public struct CompassModel: Sendable {
         }
     }
 
-    /// Hands a new calibration to the pipeline (it restarts its smoothing window) and mirrors the
-    /// calibrator's state.
-    private mutating func applyCalibrationIfChanged() {
+    /// The heading uncertainty of the magnetometer's correction for a raw sample, degrees: the
+    /// estimate's covariance at this attitude (`estimated`, nil without an estimate), and what the
+    /// attitude filter is given (`applied`): that, else nothing for a trusted correction (a
+    /// restored fit, a raw field confirmed to match), else
+    /// ``Configuration/untrustedCorrectionSigmaDegrees`` (a raw field that may carry tens of µT
+    /// of hard iron).
+    private func correctionSigmaDegrees(raw: Vector3, vertical: Vector3?) -> (estimated: Double?, applied: Double) {
+        let estimated = vertical.flatMap { calibrator.headingSigmaDegrees(rawMicrotesla: raw, accelerationMetresPerSecondSquared: $0) }
+        if let estimated, estimated.isFinite { return (estimated, estimated) }
+        return (nil, calibrator.correctionTrusted ? 0 : configuration.untrustedCorrectionSigmaDegrees)
+    }
+
+    /// Hands a new calibration to the pipeline (it restarts its smoothing window) and to the
+    /// attitude filter, which takes the new field's yaw at its next sample with the new
+    /// correction's uncertainty (issue 36: keeping the old yaw, its innovation gate held the
+    /// now-correct field off as a magnet, on a gyroscope whose bias it could not see), and
+    /// mirrors the calibrator's state.
+    private mutating func applyCalibrationIfChanged(vertical: Vector3? = nil) {
         if calibrator.calibrationGeneration != appliedCalibrationGeneration {
             appliedCalibrationGeneration = calibrator.calibrationGeneration
             pipeline.setCalibration(calibrator.calibration, restartingWindow: !calibrator.isProvisional)
-            // A provisional estimate moves a little every second; a new fit may turn north.
-            attitudeFilter.magneticReferenceChanged(widenYawDegrees: calibrator.isProvisional ? 0 : 5)
+            let sigma = latestRawField.map { correctionSigmaDegrees(raw: $0, vertical: vertical ?? latestAcceleration).applied }
+                ?? configuration.untrustedCorrectionSigmaDegrees
+            attitudeFilter.magneticReferenceChanged(yawSigmaDegrees: sigma)
         }
         state.calibrationNeeded = calibrator.calibrationNeeded
         state.calibrationProgress = calibrator.progress

@@ -26,6 +26,8 @@ public struct SensorReplay: Sendable {
         public var headingErrorDegrees: Double
         /// `HeadingFused`.
         public var fused: Bool
+        /// `HeadingAxis`: the device axis the heading is of.
+        public var axis: HeadingAxis
         public var accuracy: CompassAccuracy
         /// The attitude, device → East-North-Up with north = magnetic north (`CompassModel.attitudeENU`).
         public var attitudeENU: Quaternion?
@@ -94,7 +96,7 @@ public struct SensorReplay: Sendable {
     private func output() -> Output {
         let p = model.properties
         return Output(magneticHeadingDegrees: p.magneticHeading, trueHeadingDegrees: p.heading,
-                      headingErrorDegrees: p.headingError, fused: p.headingFused, accuracy: p.compassAccuracy,
+                      headingErrorDegrees: p.headingError, fused: p.headingFused, axis: p.headingAxis, accuracy: p.compassAccuracy,
                       attitudeENU: p.magneticHeading.isFinite ? model.compass.attitudeENU : nil)
     }
 }

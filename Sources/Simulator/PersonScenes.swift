@@ -30,6 +30,10 @@ public enum PersonScene: String, Sendable, CaseIterable {
     /// ``seekQibla`` with a gyroscope whose bias is 1 °/s per axis and drifts by 0.5 °/s per axis
     /// as it warms up (τ = 60 s).
     case gyroscopeDrift = "gyro-drift"
+    /// A new user with an uncalibrated phone (issue 36): ``PersonSceneMotion/firstUseCalibrationSeconds``
+    /// of waving the phone (headings over ±150°, tilts within ±45°), then ``seekQibla``'s turns
+    /// and holds, and at the end the phone held still while a magnet comes near it for 3 s.
+    case firstUse = "first-use"
 }
 
 /// What the person does at an instant.
@@ -83,6 +87,11 @@ public struct PersonSceneMotion: Sendable {
     /// Walking: step frequency Hz, vertical amplitude m/s², yaw sway amplitude °, phases.
     private let step: (hertz: Double, vertical: Double, yaw: Double, phase: Double)
 
+    /// ``PersonScene/firstUse``: how long the phone is waved before the search begins, seconds.
+    public static let firstUseCalibrationSeconds = 20.0
+    /// ``PersonScene/firstUse``: the magnet comes this long before the scene's end, for 3 s, seconds.
+    public static let firstUseMagnetBeforeEndSeconds = 7.0
+
     /// Table cycle, seconds: held 0–4, put down 4–5, lying 5–13, picked up 13–14, held 14–20.
     public static let tableCycleSeconds = 20.0
     /// Hand acceleration while turning and while holding, m/s² RMS (issue 30's person).
@@ -121,13 +130,21 @@ public struct PersonSceneMotion: Sendable {
         var interferences: [Interference] = []
         var start = target
         switch kind {
-        case .seekQibla, .gyroscopeDrift:
+        case .seekQibla, .gyroscopeDrift, .firstUse:
             // Start looking away, then search: each turn heads for the target, over- or
             // undershooting it; within 30° one slower correction lands on it; hold; look away again.
             start = target + sign() * uniform(60...150)
             var heading = start
-            var t = uniform(1...2)
-            while t < duration {
+            let firstUse = kind == .firstUse
+            var t = (firstUse ? Self.firstUseCalibrationSeconds : 0) + uniform(1...2)
+            let end = firstUse ? duration - Self.firstUseMagnetBeforeEndSeconds - 3 : duration
+            if firstUse {
+                var direction = Vector3(uniform(-1...1), uniform(-1...1), uniform(-1...1))
+                direction = direction.normalized ?? Vector3(1, 0, 0)
+                interferences.append(Interference(startSeconds: duration - Self.firstUseMagnetBeforeEndSeconds, durationSeconds: 3,
+                                                  fieldMicrotesla: direction * uniform(30...80)))
+            }
+            while t < end {
                 let remaining = target - heading
                 var change: Double
                 var peak: Double
@@ -227,6 +244,7 @@ public struct PersonSceneMotion: Sendable {
             default: return .holding
             }
         }
+        if kind == .firstUse, t < Self.firstUseCalibrationSeconds { return .moving }
         if let index = turnIndex(at: t), t < turns[index].endSeconds { return .turning }
         return kind == .walk ? .walking : .holding
     }
@@ -245,6 +263,9 @@ public struct PersonSceneMotion: Sendable {
     /// 1 while turning (or putting down / picking up), 0 while holding, with 0.15 s ramps.
     private func turningWeight(_ t: Double) -> Double {
         let ramp = 0.15
+        if kind == .firstUse, t < Self.firstUseCalibrationSeconds + ramp {
+            return min(1, max(0, (Self.firstUseCalibrationSeconds + ramp - t) / ramp))
+        }
         var weight = 0.0
         guard let index = turnIndex(at: t + ramp) else { return 0 }
         for candidate in max(0, index - 1)...index {
@@ -273,6 +294,14 @@ public struct PersonSceneMotion: Sendable {
         heading += presence * (Self.sum(tremor[0], t) + Self.sum(sway[0], t))
         pitch += presence * (Self.sum(tremor[1], t) + Self.sum(sway[1], t))
         roll += presence * (Self.sum(tremor[2], t) + Self.sum(sway[2], t))
+        if kind == .firstUse, t < Self.firstUseCalibrationSeconds {
+            // Waving the phone to calibrate: a window that is 0 at both ends, so the search starts
+            // where the waving ends.
+            let window = sin(.pi * max(0, t) / Self.firstUseCalibrationSeconds)
+            heading += window * 150 * sin(2 * .pi * max(0, t) / 10)
+            pitch += window * 40 * sin(2 * .pi * 0.27 * t)
+            roll += window * 40 * sin(2 * .pi * 0.37 * t + 1)
+        }
         if kind == .walk {
             // The body's yaw sway at half the step rate, a nod at the step rate, a roll at half.
             heading += step.yaw * sin(.pi * step.hertz * t + step.phase)

@@ -28,6 +28,10 @@ import TestSupport
     /// A low dip (Bengaluru, about 10° by WMM2025) and a high one (Stockholm, about 73°).
     static let lowDip = Site(name: "Bengaluru", latitude: 12.97, longitude: 77.59)
     static let highDip = Site(name: "Stockholm", latitude: 59.33, longitude: 18.07)
+    /// Issue 36's new user (dip about 35°).
+    static let karachi = Site(name: "Karachi", latitude: 24.86, longitude: 67.01)
+    /// A high dip where 20 s of a new user's waving gets the calibration accepted (67°).
+    static let london = Site(name: "London", latitude: 51.5, longitude: -0.13)
 
     /// The settings the needle is measured with: qiblad's defaults, which with a gyroscope are a
     /// sample rate of 50 Hz and up to 50 heading signals a second (issue 30's table was measured

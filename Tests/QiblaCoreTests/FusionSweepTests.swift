@@ -71,7 +71,12 @@ protocol AttitudeEstimator {
     var heading: FusedHeading? { get }
 }
 
-extension AttitudeFilter: AttitudeEstimator {}
+extension AttitudeFilter: AttitudeEstimator {
+    @discardableResult mutating func addMagneticField(_ m: Vector3, time: Double, expected: ExpectedMagneticField?,
+                                                      disturbed: Bool) -> HeadingRejection? {
+        addMagneticField(m, time: time, expected: expected, disturbed: disturbed, correctionSigmaDegrees: 0, learnsBias: true)
+    }
+}
 
 func measure<Estimator: AttitudeEstimator>(_ run: FusionRun, rateHertz: Double, seed: UInt64,
                                            estimator: Estimator) -> FusionMetrics {

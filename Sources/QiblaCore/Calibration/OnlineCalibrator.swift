@@ -268,6 +268,14 @@ public struct MagnetometerCalibrator: Sendable {
         detector.isDisturbed && (state == .calibrated || (state == .collecting && fieldConfirmed && !isProvisional))
     }
 
+    /// The correction in use can be trusted to tell north: an accepted fit, a restored one (until
+    /// live data contradicts it), or an uncorrected field confirmed to match the Earth's. A
+    /// provisional estimate, or an unconfirmed raw field, is not (the attitude filter learns no
+    /// gyroscope bias from it: a wrong field would teach a rate that never was).
+    public var correctionTrusted: Bool {
+        state == .calibrated || state == .unvalidated || (state == .collecting && uncorrectedFieldTrusted && !isProvisional)
+    }
+
     /// The calibration input of the accuracy model.
     public var quality: CalibrationQuality {
         switch state {

@@ -211,6 +211,10 @@ public struct AttitudeFilter: Sendable {
         public var referenceHeadingErrorDegrees = 0.0
         /// Folded tilt (degrees) above which the heading switches from the top edge to the back
         /// camera, and below which it switches back (`HeadingAxisSelector`).
+        /// While the magnetometer's correction is this uncertain in heading (degrees, one sigma) or
+        /// more, the field's strength and dip are not compared with the reference (default 3: a
+        /// provisional fit's errors move both with the attitude by more than a magnet's threshold).
+        public var disturbanceTestMaximumCorrectionSigmaDegrees = 3.0
         public var switchToBackAboveTiltDegrees = 55.0
         public var switchToTopBelowTiltDegrees = 45.0
 
@@ -243,6 +247,8 @@ public struct AttitudeFilter: Sendable {
     /// Number of times the recovery rules found the attitude wrong (a tilt or a yaw the
     /// gyroscope missed) and re-seeded or re-levelled it, for tests and logs.
     public private(set) var attitudeRecoveryCount = 0
+    /// Number of times a new magnetometer correction set the yaw (``magneticReferenceChanged(yawSigmaDegrees:)``).
+    public private(set) var yawReseedCount = 0
 
     // Covariance blocks: attitude–attitude, attitude–bias, bias–bias (rad², rad²/s, rad²/s²).
     private var ptt = Matrix3.diagonal(0)
@@ -284,6 +290,9 @@ public struct AttitudeFilter: Sendable {
     /// The expected field and the caller's interference flag given with the last magnetometer sample.
     private var lastExpected: ExpectedMagneticField?
     private var lastDisturbed = false
+    /// Set by ``magneticReferenceChanged(yawSigmaDegrees:)``: the next magnetometer sample sets
+    /// the yaw, with this extra one-sigma uncertainty (radians).
+    private var pendingYawReseedSigma: Double?
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -324,17 +333,20 @@ public struct AttitudeFilter: Sendable {
         latestField = nil
     }
 
-    /// The magnetometer's correction changed (a new calibration): the learned strength and dip are
-    /// forgotten and the yaw variance widened by `yawDegrees` (one sigma) so that the new
-    /// reference is taken without the innovation gate holding it off.
-    public mutating func magneticReferenceChanged(widenYawDegrees yawDegrees: Double) {
+    /// The magnetometer's correction changed (a provisional fit, an accepted one, a refit or a
+    /// restored fit; issue 36): the next magnetometer sample — the first through the new
+    /// correction — sets the yaw at once. The attitude is turned about the vertical by that
+    /// sample's whole yaw innovation (tilt and bias kept), the yaw variance becomes the sample's
+    /// own noise plus `yawSigmaDegrees`² (the new correction's heading uncertainty), the learned
+    /// strength and dip restart from it, and any hold, gate or recovery ends: the old yaw was
+    /// built on the old field, so the innovation gate must not hold the new one off as a magnet.
+    public mutating func magneticReferenceChanged(yawSigmaDegrees: Double) {
         learnedField = nil
         learnedInclination = nil
         referenceTime = nil
         disagreementStart = nil
         gateRejectionStart = nil
-        let widen = Angle.radians(yawDegrees.isFinite ? max(0, yawDegrees) : 0)
-        if isSeeded, widen > 0 { ptt = ptt + Matrix3(0, 0, 0, 0, 0, 0, 0, 0, widen * widen) }
+        pendingYawReseedSigma = Angle.radians(yawSigmaDegrees.isFinite ? max(0, yawSigmaDegrees) : 0)
     }
 
     // MARK: Samples
@@ -413,17 +425,32 @@ public struct AttitudeFilter: Sendable {
     ///   - expected: the field expected here, or nil to compare with the reference the filter
     ///     learns from agreeing samples.
     ///   - disturbed: the caller's interference flag (the calibrator's detector): hold the heading.
+    ///   - correctionSigmaDegrees: the heading uncertainty of the magnetometer's correction at
+    ///     this attitude (a provisional fit's covariance), degrees: added to the yaw measurement's
+    ///     noise, and while it exceeds ``Configuration/disturbanceTestMaximumCorrectionSigmaDegrees``
+    ///     the field's strength and dip are not compared with the reference (an uncertain
+    ///     correction moves both with the phone's attitude; the caller's flag still holds).
+    ///   - learnsBias: whether this sample may correct the gyroscope's bias (false while the
+    ///     correction is not trusted: a wrong field turning with the phone would teach a rate).
     @discardableResult
     public mutating func addMagneticField(_ m: Vector3, time: Double, expected: ExpectedMagneticField? = nil,
-                                          disturbed: Bool = false) -> HeadingRejection? {
+                                          disturbed: Bool = false, correctionSigmaDegrees: Double = 0,
+                                          learnsBias: Bool = true) -> HeadingRejection? {
         guard m.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
         lastRejection = nil
         latestField = m
         guard advance(to: time) else { return nil }
         let strength = m.length
         guard strength >= TiltCompensation.minimumFieldMicrotesla else { return nil }
-        let world = attitude.rotate(m)
-        let horizontal = hypot(world.x, world.y)
+        var world = attitude.rotate(m)
+        var horizontal = hypot(world.x, world.y)
+        let correctionSigma = Angle.radians(correctionSigmaDegrees.isFinite ? max(0, correctionSigmaDegrees) : 0)
+        if let extra = pendingYawReseedSigma, !disturbed, horizontal > TiltCompensation.minimumFieldMicrotesla {
+            pendingYawReseedSigma = nil
+            takeYaw(fromWorldField: world, horizontal: horizontal, extraSigma: max(extra, correctionSigma), time: time)
+            world = attitude.rotate(m)
+            horizontal = hypot(world.x, world.y)
+        }
         let inclination = Angle.degrees(atan2(world.z, horizontal))
 
         // The reference: the expected field where given, else the learned one.
@@ -436,9 +463,10 @@ public struct AttitudeFilter: Sendable {
         lastDisturbed = disturbed
         if !disturbed, recoverYawIfWrong(m, time: time, referenceField: referenceField,
                                          referenceInclination: referenceInclination) { return nil }
+        let compared = correctionSigmaDegrees <= configuration.disturbanceTestMaximumCorrectionSigmaDegrees
         let agrees = !disturbed
-            && abs(strength - referenceField) <= configuration.disturbanceFieldFraction * referenceField
-            && abs(inclination - referenceInclination) <= configuration.disturbanceInclinationDegrees
+            && (!compared || abs(strength - referenceField) <= configuration.disturbanceFieldFraction * referenceField)
+            && (!compared || abs(inclination - referenceInclination) <= configuration.disturbanceInclinationDegrees)
         guard agrees else {
             hold(at: time)
             agreementStart = nil
@@ -454,7 +482,7 @@ public struct AttitudeFilter: Sendable {
         let innovation = -atan2(world.y, world.x)
         let sm = configuration.magnetometerNoiseMicrotesla / horizontal
         let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
-        var noise = sm * sm + leak * leak
+        var noise = sm * sm + leak * leak + correctionSigma * correctionSigma
         if magneticState == .recovering, let start = recoveryStart {
             let remaining = max(0, 1 - (time - start) / max(1e-3, configuration.recoverySeconds))
             noise *= 1 + (configuration.recoveryNoiseFactor - 1) * remaining * remaining
@@ -495,9 +523,29 @@ public struct AttitudeFilter: Sendable {
         learnedField = (learnedField ?? strength) + alpha * (strength - (learnedField ?? strength))
         learnedInclination = (learnedInclination ?? inclination) + alpha * (inclination - (learnedInclination ?? inclination))
         lastInclinationDegrees = inclination
-        update(innovation: innovation, attitudeRow: row, noise: noise, tilt: false, yaw: true)
+        update(innovation: innovation, attitudeRow: row, noise: noise, tilt: false, yaw: true, bias: learnsBias)
         updateAxis()
         return nil
+    }
+
+    /// Sets the yaw from a field sample (in the world frame of the current attitude): the attitude
+    /// turned about the vertical by −atan2(E, N), its yaw variance the sample's noise plus
+    /// `extraSigma`² (radians), its cross terms with the tilt and the bias dropped (the old yaw's
+    /// history says nothing of the new one); the magnetometer tracks from here.
+    private mutating func takeYaw(fromWorldField world: Vector3, horizontal: Double, extraSigma: Double, time: Double) {
+        let innovation = -atan2(world.y, world.x)
+        attitude = (Quaternion(rotationVector: Vector3(0, 0, innovation)) * attitude).normalized ?? attitude
+        let sm = configuration.magnetometerNoiseMicrotesla / horizontal
+        let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
+        let tiltLeak = (world.z / horizontal) * (world.z / horizontal) * max(ptt.row0.x, ptt.row1.y)
+        let yaw = sm * sm + leak * leak + tiltLeak + extraSigma * extraSigma
+        ptt = Matrix3(ptt.row0.x, ptt.row0.y, 0, ptt.row1.x, ptt.row1.y, 0, 0, 0, yaw)
+        ptb = Matrix3(rows: Vector3(ptb.row0.x, ptb.row0.y, ptb.row0.z), Vector3(ptb.row1.x, ptb.row1.y, ptb.row1.z), .zero)
+        magneticState = .tracking
+        recoveryStart = nil; agreementStart = nil; gateRejectionStart = nil; disagreementStart = nil
+        yawWrongSince = nil
+        yawReseedCount += 1
+        updateAxis()
     }
 
     // MARK: Headings
@@ -587,7 +635,8 @@ public struct AttitudeFilter: Sendable {
     /// One scalar measurement y = h·δx + v, v ~ N(0, noise), with h = (attitudeRow, 0); gains on
     /// the tilt (world x, y) or yaw (world z) errors zeroed unless allowed; Joseph-form covariance
     /// P' = P − k pᵀ − p kᵀ + (hᵀPh + noise) k kᵀ with p = P h (valid for any gain k).
-    private mutating func update(innovation: Double, attitudeRow h: Vector3, noise: Double, tilt: Bool, yaw: Bool) {
+    private mutating func update(innovation: Double, attitudeRow h: Vector3, noise: Double, tilt: Bool, yaw: Bool,
+                                 bias: Bool = true) {
         guard innovation.isFinite, noise.isFinite, noise > 0 else { return }
         let pt = ptt * h
         let pb = ptb.transposed * h
@@ -603,6 +652,7 @@ public struct AttitudeFilter: Sendable {
             kb = down * kb.dot(down)
         }
         if !yaw { kt.z = 0 }
+        if !bias { kb = .zero }
         let total = h.dot(pt) + noise
         let newTT = ptt - Matrix3.outer(kt, pt) - Matrix3.outer(pt, kt) + Matrix3.outer(kt, kt) * total
         let newTB = ptb - Matrix3.outer(kt, pb) - Matrix3.outer(pt, kb) + Matrix3.outer(kt, kb) * total

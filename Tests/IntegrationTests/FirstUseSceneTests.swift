@@ -1,0 +1,107 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import QiblaCore
+import QiblaDaemon
+import QiblaSimulator
+import Testing
+
+/// Issue 36, section 1: a new user's uncalibrated phone with a gyroscope — a PinePhone-like unit
+/// (about 40 µT of hard iron and a few per cent of soft iron on the magnetometer, an MPU-6050 whose
+/// gyroscope is biased by about 0.7 °/s, no stored calibration) waved for 20 s, then turned to find
+/// the Qibla with holds of 1–2 s, then held still while a magnet comes near (`PersonScene.firstUse`).
+/// Here through the daemon's own model (`SensorReplay`: calibration, rest policy, fusion, accuracy)
+/// at 50 Hz in simulated time; `FusedNeedleTests` runs the same scene through the real daemon.
+@Suite struct FirstUseSceneTests {
+    /// The unit's errors (the simulator's, not the estimator's model of them).
+    static func unit(_ scene: Scene) -> Scene {
+        var scene = scene
+        scene.hardIronOffsetMicrotesla = Vector3(28, -22, 18)
+        scene.softIronMatrix = Matrix3(1.04, 0.02, -0.01, 0.02, 0.97, 0.015, -0.01, 0.015, 1.02)
+        scene.gyroscope = GyroscopeErrors(biasDegreesPerSecond: Vector3(0.7, -0.5, 0.6), biasDriftDegreesPerSecond: Vector3(0.1, 0.1, -0.1),
+                                          biasDriftTimeConstantSeconds: 60, noiseDegreesPerSecond: 0.05, scaleFactorError: 0.005)
+        scene.magnetometerNoiseMicrotesla = 0.4
+        scene.accelerometerNoiseMetresPerSecondSquared = 0.04
+        return scene
+    }
+
+    struct Outcome {
+        var score: NeedleScore
+        /// Instants after the calibration was accepted whose error exceeded 3× `HeadingError` while
+        /// the accuracy said `medium` or `high`, and the worst such error.
+        var confidentlyWrong: Int
+        var worstConfidentErrorDegrees: Double
+        var acceptedAtSeconds: Double?
+    }
+
+    /// Runs the scene for `seconds` through `SensorReplay` at `rateHertz` and scores it after the waving.
+    static func run(at site: FusedNeedleTests.Site, seconds: Double = 70, rateHertz: Double = 50, seed: UInt64 = 5) throws -> Outcome {
+        let position = site.position
+        let qibla = try #require(GreatCircle.initialBearingDegrees(from: position, to: Qibla.defaultKaaba))
+        let motion = PersonSceneMotion(.firstUse, targetHeadingDegrees: qibla, seed: seed, durationSeconds: seconds)
+        let base = Scene(position: position, decimalYear: CalibrationIntegrationTests.now, trajectory: .constant(.init(headingDegrees: qibla)))
+        let scene = unit(motion.scene(from: base))
+        var replay = SensorReplay(position: position, unixSecondsAtStart: Date().timeIntervalSince1970, hasGyroscope: true)
+        var noise = GaussianNoise(seed: seed), gyroNoise = GaussianNoise(seed: seed ^ 0x77)
+        var readings: [NeedleRecorder.Reading] = []
+        var confident = 0, worst = 0.0
+        var accepted: Double?
+        let steps = Int(seconds * rateHertz)
+        for k in 0...steps {
+            let t = Double(k) / rateHertz
+            let m = scene.magnetometerReadingMicrotesla(at: t, noiseMicrotesla: noise.nextVector(standardDeviation: scene.magnetometerNoiseMicrotesla))
+            let a = scene.accelerometerReadingMetresPerSecondSquared(at: t, noise: noise.nextVector(standardDeviation: scene.accelerometerNoiseMetresPerSecondSquared))
+            let w = scene.gyroscopeReadingRadiansPerSecond(at: t, noise: gyroNoise.nextVector(standardDeviation: scene.gyroscope.noiseDegreesPerSecond * .pi / 180))
+            let o = replay.apply(timeSeconds: t, acceleration: a, angularVelocity: w, magneticField: m)
+            readings.append(.init(timeSeconds: t, magneticHeading: o.magneticHeadingDegrees, headingError: o.headingErrorDegrees, fused: o.fused))
+            if accepted == nil, replay.model.compass.state.calibrationState == .calibrated { accepted = t }
+            if ProcessInfo.processInfo.environment["FIRST_USE_TRACE"] == site.name, k % 50 == 0 {
+                let axis = o.axis
+                let c = replay.model.compass
+                print(String(format: "t %5.1f truth %6.1f out %6.1f err %6.1f sigma %5.1f %@ fused %d cal %@ gen %d prov %d mag %@ bias %.2f,%.2f,%.2f",
+                             t, scene.expectedMagneticHeading(of: axis, at: t) ?? .nan, o.magneticHeadingDegrees,
+                             Angle.normalized180(o.magneticHeadingDegrees - (scene.expectedMagneticHeading(of: axis, at: t) ?? .nan)),
+                             o.headingErrorDegrees, o.accuracy.rawValue, o.fused ? 1 : 0, c.state.calibrationState.rawValue,
+                             c.calibrator.calibrationGeneration, c.calibrator.isProvisional ? 1 : 0, c.attitudeFilter.magneticState.rawValue,
+                             c.attitudeFilter.gyroscopeBiasRadiansPerSecond.x * 57.3, c.attitudeFilter.gyroscopeBiasRadiansPerSecond.y * 57.3,
+                             c.attitudeFilter.gyroscopeBiasRadiansPerSecond.z * 57.3) + " \(site.name) \(c.calibrator.lastRejection.map { "\($0)" } ?? "-")")
+            }
+            let axis = o.axis
+            if accepted != nil, o.accuracy == .medium || o.accuracy == .high, o.headingErrorDegrees.isFinite,
+               let truth = scene.expectedMagneticHeading(of: axis, at: t) {
+                let error = abs(Angle.normalized180(o.magneticHeadingDegrees - truth))
+                if error > 3 * o.headingErrorDegrees { confident += 1; worst = max(worst, error) }
+            }
+        }
+        let truth: (Double) -> Double? = { t in
+            let axis: HeadingAxis = scene.orientation(at: t).pitchDegrees > 50 ? .back : .top
+            return scene.expectedMagneticHeading(of: axis, at: t)
+        }
+        let disturbed: (Double) -> Bool = { t in
+            scene.interferences.contains { t >= $0.startSeconds && t < $0.startSeconds + $0.durationSeconds + 0.5 }
+        }
+        let score = NeedleScore.score(readings, truth: truth, from: PersonSceneMotion.firstUseCalibrationSeconds + 1, to: seconds,
+                                      readIntervalSeconds: 0.05, disturbed: disturbed)
+        return Outcome(score: score, confidentlyWrong: confident, worstConfidentErrorDegrees: worst, acceptedAtSeconds: accepted)
+    }
+
+    /// Karachi (issue 36's new user, dip about 39°), London (67°), and two more: Jakarta (south of
+    /// the magnetic equator, −29°) and Istanbul (59°). (At Stockholm, 73°, and Cape Town, −65°,
+    /// 20 s of waving within ±45° of tilt leave the fit's heading uncertainty at 2.7–2.8° where the
+    /// acceptance asks for 2°: the heading stays on the provisional fit, `medium`, holds 1.2–1.7°.)
+    static let sites = [FusedNeedleTests.karachi, FusedNeedleTests.london,
+                        FusedNeedleTests.Site(name: "Jakarta", latitude: -6.2, longitude: 106.8),
+                        FusedNeedleTests.Site(name: "Istanbul", latitude: 41.0, longitude: 29.0)]
+
+    @Test(arguments: sites)
+    func theUncalibratedPhoneMeetsTheNeedleGoals(site: FusedNeedleTests.Site) throws {
+        let outcome = try Self.run(at: site)
+        print("first use (model, 50 Hz) at \(site) (dip \(Int(site.dipDegrees.rounded()))°): \(outcome.score); accepted at "
+            + "\(outcome.acceptedAtSeconds.map { String(Int($0)) } ?? "never") s; confidently wrong \(outcome.confidentlyWrong) instants, worst \(outcome.worstConfidentErrorDegrees)°")
+        #expect(outcome.acceptedAtSeconds != nil, "the calibration is accepted")
+        #expect(outcome.confidentlyWrong == 0, "never medium or high while wrong by more than 3× HeadingError")
+        #expect(outcome.score.holdRMSDegrees <= 1, "\(outcome.score)")
+        #expect(outcome.score.turnP95Degrees <= 5, "\(outcome.score)")
+        #expect(outcome.score.settleMedianMilliseconds <= 150, "\(outcome.score)")
+        #expect(outcome.score.worstDuringDisturbanceDegrees <= 3, "\(outcome.score)")
+    }
+}
