@@ -93,6 +93,12 @@ public struct CompassModel: Sendable {
         /// that has no estimate and is not trusted (a raw field not yet seen to match the Earth's;
         /// hard iron of tens of µT turns it by anything), degrees (default 30).
         public var untrustedCorrectionSigmaDegrees = 30.0
+        /// While a provisional fit's heading uncertainty is above this (degrees, one sigma), the
+        /// attitude filter does not compare the field's strength and dip with its reference
+        /// (default 3: such a fit's errors move both with the attitude by more than a magnet's
+        /// threshold, and a hold would leave the heading on the gyroscope for nothing). A raw field
+        /// without an estimate is compared: a phone that does not turn keeps it steady.
+        public var fieldTestMaximumCorrectionSigmaDegrees = 3.0
 
         public init() {}
 
@@ -284,6 +290,7 @@ public struct CompassModel: Sendable {
             attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
                                             disturbed: calibrator.magneticInterference,
                                             correctionSigmaDegrees: correctionSigma.applied,
+                                            comparesField: (correctionSigma.estimated ?? 0) <= configuration.fieldTestMaximumCorrectionSigmaDegrees,
                                             learnsBias: calibrator.correctionTrusted)
             guard let acceleration = latestAcceleration else { return }
             // Today's path runs all along: its moving average is ready when the gyroscope stops.

@@ -48,7 +48,8 @@ struct Replay: ParsableCommand {
     }
 
     func run() throws {
-        guard let text = FileSystem.readText(log) else {
+        // A whole BROAD trial at full rate is about 7 MB; a day at 50 Hz about 200 MB.
+        guard let text = FileSystem.readText(log, limit: 1 << 30) else {
             Console.printError("qibla-sim replay: cannot read \(log)")
             throw ExitCode(ExitStatus.invalidValue.rawValue)
         }

@@ -63,13 +63,18 @@ import Testing
                              o.headingErrorDegrees, o.accuracy.rawValue, o.fused ? 1 : 0, c.state.calibrationState.rawValue,
                              c.calibrator.calibrationGeneration, c.calibrator.isProvisional ? 1 : 0, c.attitudeFilter.magneticState.rawValue,
                              c.attitudeFilter.gyroscopeBiasRadiansPerSecond.x * 57.3, c.attitudeFilter.gyroscopeBiasRadiansPerSecond.y * 57.3,
-                             c.attitudeFilter.gyroscopeBiasRadiansPerSecond.z * 57.3) + " \(site.name) \(c.calibrator.lastRejection.map { "\($0)" } ?? "-")")
+                             c.attitudeFilter.gyroscopeBiasRadiansPerSecond.z * 57.3) + " \(site.name) trusted \(c.calibrator.correctionTrusted) \(c.calibrator.lastRejection.map { "\($0)" } ?? "-")")
             }
             let axis = o.axis
             if accepted != nil, o.accuracy == .medium || o.accuracy == .high, o.headingErrorDegrees.isFinite,
                let truth = scene.expectedMagneticHeading(of: axis, at: t) {
                 let error = abs(Angle.normalized180(o.magneticHeadingDegrees - truth))
-                if error > 3 * o.headingErrorDegrees { confident += 1; worst = max(worst, error) }
+                if error > 3 * o.headingErrorDegrees {
+                    confident += 1; worst = max(worst, error)
+                    if ProcessInfo.processInfo.environment["FIRST_USE_TRACE"] == site.name {
+                        print("confidently wrong at \(t) s: error \(error)°, HeadingError \(o.headingErrorDegrees)°, \(o.accuracy), fused \(o.fused), \(replay.model.compass.attitudeFilter.magneticState)")
+                    }
+                }
             }
         }
         let truth: (Double) -> Double? = { t in

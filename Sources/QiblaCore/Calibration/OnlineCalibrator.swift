@@ -269,11 +269,15 @@ public struct MagnetometerCalibrator: Sendable {
     }
 
     /// The correction in use can be trusted to tell north: an accepted fit, a restored one (until
-    /// live data contradicts it), or an uncorrected field confirmed to match the Earth's. A
-    /// provisional estimate, or an unconfirmed raw field, is not (the attitude filter learns no
-    /// gyroscope bias from it: a wrong field would teach a rate that never was).
+    /// live data contradicts it), or an uncorrected field confirmed to match the Earth's over at
+    /// least as many distinct samples as an acceptance asks for. A provisional estimate, or a raw
+    /// field confirmed by a few samples, is not (the attitude filter learns no gyroscope bias from
+    /// it: a phone with 40 µT of hard iron waved about matches the Earth's strength and dip now and
+    /// then, and a wrong field would teach a rate that never was; issue 36).
     public var correctionTrusted: Bool {
-        state == .calibrated || state == .unvalidated || (state == .collecting && uncorrectedFieldTrusted && !isProvisional)
+        state == .calibrated || state == .unvalidated
+            || (state == .collecting && uncorrectedFieldTrusted && !isProvisional
+                && samples.sampleCount >= configuration.acceptance.minimumSampleCount)
     }
 
     /// The calibration input of the accuracy model.

@@ -211,10 +211,6 @@ public struct AttitudeFilter: Sendable {
         public var referenceHeadingErrorDegrees = 0.0
         /// Folded tilt (degrees) above which the heading switches from the top edge to the back
         /// camera, and below which it switches back (`HeadingAxisSelector`).
-        /// While the magnetometer's correction is this uncertain in heading (degrees, one sigma) or
-        /// more, the field's strength and dip are not compared with the reference (default 3: a
-        /// provisional fit's errors move both with the attitude by more than a magnet's threshold).
-        public var disturbanceTestMaximumCorrectionSigmaDegrees = 3.0
         public var switchToBackAboveTiltDegrees = 55.0
         public var switchToTopBelowTiltDegrees = 45.0
 
@@ -427,15 +423,16 @@ public struct AttitudeFilter: Sendable {
     ///   - disturbed: the caller's interference flag (the calibrator's detector): hold the heading.
     ///   - correctionSigmaDegrees: the heading uncertainty of the magnetometer's correction at
     ///     this attitude (a provisional fit's covariance), degrees: added to the yaw measurement's
-    ///     noise, and while it exceeds ``Configuration/disturbanceTestMaximumCorrectionSigmaDegrees``
-    ///     the field's strength and dip are not compared with the reference (an uncertain
-    ///     correction moves both with the phone's attitude; the caller's flag still holds).
+    ///     noise.
+    ///   - comparesField: whether the field's strength and dip are compared with the reference
+    ///     (false while the correction is too uncertain: its errors move both with the phone's
+    ///     attitude by more than a magnet's threshold; the caller's flag still holds).
     ///   - learnsBias: whether this sample may correct the gyroscope's bias (false while the
     ///     correction is not trusted: a wrong field turning with the phone would teach a rate).
     @discardableResult
     public mutating func addMagneticField(_ m: Vector3, time: Double, expected: ExpectedMagneticField? = nil,
                                           disturbed: Bool = false, correctionSigmaDegrees: Double = 0,
-                                          learnsBias: Bool = true) -> HeadingRejection? {
+                                          comparesField: Bool = true, learnsBias: Bool = true) -> HeadingRejection? {
         guard m.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
         lastRejection = nil
         latestField = m
@@ -463,7 +460,7 @@ public struct AttitudeFilter: Sendable {
         lastDisturbed = disturbed
         if !disturbed, recoverYawIfWrong(m, time: time, referenceField: referenceField,
                                          referenceInclination: referenceInclination) { return nil }
-        let compared = correctionSigmaDegrees <= configuration.disturbanceTestMaximumCorrectionSigmaDegrees
+        let compared = comparesField
         let agrees = !disturbed
             && (!compared || abs(strength - referenceField) <= configuration.disturbanceFieldFraction * referenceField)
             && (!compared || abs(inclination - referenceInclination) <= configuration.disturbanceInclinationDegrees)
