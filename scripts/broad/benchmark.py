@@ -65,6 +65,10 @@ def pct(x) -> str:
     return "—" if x is None or (isinstance(x, float) and not math.isfinite(x)) else f"{100 * x:.0f} %"
 
 
+def rate_label(n: int) -> str:
+    return f"{FS / n:.1f} Hz (" + ("every sample)" if n == 1 else f"every {n}th sample)")
+
+
 def mean(values) -> float:
     v = [x for x in values if x is not None and math.isfinite(x)]
     return float(np.mean(v)) if v else float("nan")
@@ -159,8 +163,8 @@ def render(args, info, trials, rates, results, sim) -> str:
              f"vqf {vqf_version()}, numpy {np.__version__}. qiblad: {sim_version}.")
     L.append("")
     n_und = len(group_members(info, "undisturbed", trials)); n_dis = len(group_members(info, "disturbed", trials))
-    L.append(f"Trials: the {len(trials)} the public repository holds ({n_und} undisturbed, {n_dis} disturbed); "
-             f"absent (their data files are not in the repository): {', '.join(m.split('_')[0] for m in missing) or 'none'}.")
+    L.append(f"Trials: the {len(trials)} whose data files were at hand ({n_und} undisturbed, {n_dis} disturbed); "
+             f"absent: {', '.join(m.split('_')[0] for m in missing) or 'none'}.")
     L.append("")
     L.append("Issue 36's means (heading RMSE undisturbed / disturbed, inclination RMSE all, degrees):")
     L.append("")
@@ -174,14 +178,14 @@ def render(args, info, trials, rates, results, sim) -> str:
         ran = any("qiblad" in res[t] for t in trials)
         q = [fmt(m("qiblad", g, k)) if ran else "not run" for g, k in
              (("undisturbed", "heading_rmse_deg"), ("disturbed", "heading_rmse_deg"), ("all_trials", "inclination_rmse_deg"))]
-        L.append(f"| {FS / n:.1f} Hz (every {n}{'th' if n > 1 else ''}) | {fmt(m('vqf', 'undisturbed', 'heading_rmse_deg'))} | "
+        L.append(f"| {rate_label(n)} | {fmt(m('vqf', 'undisturbed', 'heading_rmse_deg'))} | "
                  f"{fmt(m('vqf', 'disturbed', 'heading_rmse_deg'))} | {fmt(m('vqf', 'all_trials', 'inclination_rmse_deg'))} | "
                  f"{q[0]} | {q[1]} | {q[2]} |")
     L.append("")
     for n in rates:
         res = results[n]
         ran = any("qiblad" in res[t] for t in trials)
-        L.append(f"### By BROAD group, {FS / n:.1f} Hz (every {n}{'th' if n > 1 else ''} sample)")
+        L.append(f"### By BROAD group, {rate_label(n)}")
         L.append("")
         L.append("| group | trials | VQF heading | VQF inclination | qiblad heading | qiblad inclination | qiblad within 1σ / 3σ | qiblad confidently wrong |")
         L.append("|---|---:|---:|---:|---:|---:|---:|---:|")
