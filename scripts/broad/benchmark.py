@@ -4,7 +4,7 @@
 VQF and qiblad given the same samples, BROAD's error metrics, tables into BENCHMARKS.md.
 
     scripts/broad/benchmark.py [--qiblad-sim PATH] [--rates 6,1] [--trials PATTERN] [--force]
-                               [--axis top|auto] [--no-write]
+                               [--axis auto|top|back] [--no-write]
 
 Needs the BROAD trials under .build-broad/raw/ (scripts/broad/README.md) and the pinned Python
 packages (scripts/broad/requirements.txt). For each trial and decimation N (6: every 6th sample,
@@ -80,7 +80,7 @@ def main() -> None:
     ap.add_argument("--rates", default="6,1", help="decimations, comma-separated (default 6,1)")
     ap.add_argument("--trials", default="*", help="shell pattern on trial names")
     ap.add_argument("--force", action="store_true", help="reconvert logs and rerun VQF")
-    ap.add_argument("--axis", choices=("top", "back", "auto"), default="top",
+    ap.add_argument("--axis", choices=("top", "back", "auto"), default="auto",
                     help="axis of qiblad's MAGNETIC_HEADING for the honesty figures (evaluate.py)")
     ap.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     ap.add_argument("--output", type=Path, default=bl.REPO_ROOT / "BENCHMARKS.md")

@@ -214,6 +214,41 @@ def tilt_deg(q: np.ndarray) -> np.ndarray:
     return np.degrees(np.arccos(np.clip(v[:, 2], -1.0, 1.0)))
 
 
+#: Device axes a heading can refer to: the top edge and the back camera.
+AXES = {"top": (0.0, 1.0, 0.0), "back": (0.0, 0.0, -1.0)}
+#: HeadingAxisSelector's thresholds (QiblaCore/Heading/HeadingAxis.swift), folded tilt in degrees.
+SWITCH_TO_BACK_ABOVE_DEG = 55.0
+SWITCH_TO_TOP_BELOW_DEG = 45.0
+
+
+def select_axes(tilt: np.ndarray) -> np.ndarray:
+    """qiblad's HeadingAxisSelector (QiblaCore/Heading/HeadingAxis.swift) over a tilt series (degrees,
+    `tilt_deg`): True where the back camera is used. Folded tilt f = min(t, 180 − t); from no mode,
+    top when f ≤ 55°, else back; top switches to back above 55°, back to top below 45°; a
+    non-finite tilt forgets the mode."""
+    back = np.zeros(len(tilt), dtype=bool)
+    mode = None
+    for i, t in enumerate(tilt):
+        if not math.isfinite(t):
+            mode = None
+            continue
+        f = min(t, 180.0 - t)
+        if mode is None:
+            mode = "top" if f <= SWITCH_TO_BACK_ABOVE_DEG else "back"
+        elif mode == "top" and f > SWITCH_TO_BACK_ABOVE_DEG:
+            mode = "back"
+        elif mode == "back" and f < SWITCH_TO_TOP_BELOW_DEG:
+            mode = "top"
+        back[i] = mode == "back"
+    return back
+
+
+def published_heading_deg(q: np.ndarray) -> np.ndarray:
+    """The heading qiblad would publish for attitudes q: that of the axis `select_axes` picks."""
+    back = select_axes(tilt_deg(q))
+    return np.where(back, axis_heading_deg(q, AXES["back"])[0], axis_heading_deg(q, AXES["top"])[0])
+
+
 def wrap180(a: np.ndarray) -> np.ndarray:
     return (a + 180.0) % 360.0 - 180.0
 

@@ -25,9 +25,12 @@ HeadingError honesty (qiblad's published uncertainty): at every instant with a f
 finite MAGNETIC_HEADING and a finite HEADING_ERROR (σ, degrees), the heading error of the axis is
   d = wrap₁₈₀(MAGNETIC_HEADING − heading of the same device axis from the truth (+ ψ̄ if removed))
 with heading(axis) = atan2(E, N) of q_true ⊗ axis ⊗ q_true*, degrees clockwise from north. The
-axis is the top edge (+y) with `--axis top` (default), the back camera (−z) with `back`, or, with
-`auto`, the one qiblad's HeadingAxisSelector picks (top while the folded tilt ≤ 55°, back above it,
-back to top below 45°), applied to the estimate's own tilt (the truth's where Q is nan). Instants
+axis is, with `--axis auto` (default), the one qiblad's HeadingAxisSelector picks (top edge +y while
+the folded tilt ≤ 55°, back camera −z above it, top again below 45°) applied to the estimate's own
+tilt (the truth's where Q is nan) — qiblad publishes the heading of that axis, and vqf_run.py
+writes VQF's the same way; `--axis top` or `back` fixes the axis. A warning is printed when
+MAGNETIC_HEADING is not the evaluated axis's heading of the estimate's own Q (> 5° apart at more
+than 5 % of instants). Instants
 where that axis is within 30° of vertical in the truth (elevation > 60°) are skipped: a near-
 vertical axis has no usable heading. Reported: the fraction with |d| ≤ σ and |d| ≤ 3σ, and the
 instants "confidently wrong": |d| > 3σ while σ < 10°.
@@ -48,36 +51,14 @@ import broadlib as bl  # noqa: E402
 
 #: Axis elevation (degrees) above which an instant is skipped in the honesty figures.
 MAX_AXIS_ELEVATION_DEG = 60.0
-#: HeadingAxisSelector's thresholds (QiblaCore/Heading/HeadingAxis.swift).
-SWITCH_TO_BACK_ABOVE_DEG = 55.0
-SWITCH_TO_TOP_BELOW_DEG = 45.0
-AXES = {"top": (0.0, 1.0, 0.0), "back": (0.0, 0.0, -1.0)}
-
-
-def select_axes(tilt: np.ndarray) -> np.ndarray:
-    """HeadingAxisSelector over a tilt series: True where the back camera is used."""
-    back = np.zeros(len(tilt), dtype=bool)
-    mode = None
-    for i, t in enumerate(tilt):
-        if not math.isfinite(t):
-            mode = None
-            continue
-        f = min(t, 180.0 - t)
-        if mode is None:
-            mode = "top" if f <= SWITCH_TO_BACK_ABOVE_DEG else "back"
-        elif mode == "top" and f > SWITCH_TO_BACK_ABOVE_DEG:
-            mode = "back"
-        elif mode == "back" and f < SWITCH_TO_TOP_BELOW_DEG:
-            mode = "top"
-        back[i] = mode == "back"
-    return back
+AXES = bl.AXES
 
 
 def rot_z(angle_rad: float) -> np.ndarray:
     return np.array([[math.cos(angle_rad / 2), 0.0, 0.0, math.sin(angle_rad / 2)]])
 
 
-def evaluate(truth_path: Path, estimate_path: Path, axis: str = "top", heading_offset: str = "none") -> dict:
+def evaluate(truth_path: Path, estimate_path: Path, axis: str = "auto", heading_offset: str = "none") -> dict:
     t_true, q_true, moving = bl.read_truth(truth_path)
     est = bl.read_estimate(estimate_path)
     index = {bl.time_key(t): i for i, t in enumerate(est["time"])}
@@ -125,7 +106,7 @@ def evaluate(truth_path: Path, estimate_path: Path, axis: str = "top", heading_o
     if axis == "auto":
         tilt = np.where(est_ok, bl.tilt_deg(np.where(est_ok[:, None], q_est, [1, 0, 0, 0])),
                         np.where(truth_ok, bl.tilt_deg(np.where(truth_ok[:, None], q_true, [1, 0, 0, 0])), np.nan))
-        use_back = select_axes(tilt)
+        use_back = bl.select_axes(tilt)
     else:
         use_back = np.full(len(t_true), axis == "back")
     q_t = np.where(truth_ok[:, None], q_true, [1, 0, 0, 0])
@@ -165,8 +146,9 @@ def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("truth", type=Path)
     ap.add_argument("estimate", type=Path)
-    ap.add_argument("--axis", choices=("top", "back", "auto"), default="top",
-                    help="device axis MAGNETIC_HEADING refers to (default top: +y)")
+    ap.add_argument("--axis", choices=("top", "back", "auto"), default="auto",
+                    help="device axis MAGNETIC_HEADING refers to (default auto: qiblad's HeadingAxisSelector "
+                         "on the estimate's tilt; top: +y; back: -z)")
     ap.add_argument("--heading-offset", choices=("none", "mean"), default="none",
                     help="none: BROAD's (truth already in magnetic ENU); mean: remove the mean offset")
     ap.add_argument("--json", action="store_true", help="print the figures as JSON")

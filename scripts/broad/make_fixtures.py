@@ -93,8 +93,8 @@ def main() -> None:
             "vqf_heading_rmse_deg": round(r["heading_rmse_deg"], 4),
             "vqf_inclination_rmse_deg": round(r["inclination_rmse_deg"], 4),
             "vqf_total_rmse_deg": round(r["total_rmse_deg"], 4),
-            "vqf_top_axis_heading_rmse_motion_deg": round(r["axis_heading_rmse_motion_deg"], 4),
-            "top_axis_near_vertical_skipped": r["axis_near_vertical_skipped"],
+            "vqf_axis_heading_rmse_motion_deg": round(r["axis_heading_rmse_motion_deg"], 4),
+            "axis_near_vertical_skipped": r["axis_near_vertical_skipped"],
         }
         print(name, f"{log.stat().st_size / 1e6:.2f} MB + {truth.stat().st_size / 1e6:.2f} MB",
               reference["trials"][name])

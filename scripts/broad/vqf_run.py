@@ -15,8 +15,10 @@ the median step of the log's TIME column.
 
 Output (default: LOG with suffix .vqf.out, or .vqf-offline.out), replay's format:
 `TIME MAGNETIC_HEADING TRUE_HEADING HEADING_ERROR FUSED QW QX QY QZ` for every instant, Q = VQF's
-9D quaternion (device→ENU, north = the magnetometer's north), MAGNETIC_HEADING = the heading of the
-device's top axis (+y) from Q, TRUE_HEADING/HEADING_ERROR/FUSED nan (VQF gives no uncertainty).
+9D quaternion (device→ENU, north = the magnetometer's north), MAGNETIC_HEADING = the heading from Q
+of the axis qiblad would publish (broadlib.published_heading_deg: the top edge +y, or the back
+camera −z when tilted, by qiblad's HeadingAxisSelector on VQF's tilt), TRUE_HEADING/HEADING_ERROR/
+FUSED nan (VQF gives no uncertainty).
 """
 
 from __future__ import annotations
@@ -47,7 +49,7 @@ def run_vqf(log: Path, out: Path, offline: bool = False) -> Path:
     else:
         quat = vqf.VQF(ts).updateBatch(gyr, acc, mag)["quat9D"]
         which = "vqf.VQF (online)"
-    heading, _ = bl.axis_heading_deg(quat, (0.0, 1.0, 0.0))
+    heading = bl.published_heading_deg(quat)
     bl.write_estimate(out, t, heading, quat,
                       comment=f"{which} {vqf_version()}, default parameters, Ts = {ts:.6f} s, on {log.name}")
     return out
