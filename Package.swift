@@ -104,6 +104,11 @@ let package = Package(
             path: "Sources/Adapters/IIOFormat",
             swiftSettings: strict),
         .target(
+            name: "QiblaSensorLog",
+            dependencies: ["QiblaCore"],
+            path: "Sources/Adapters/SensorLog",
+            swiftSettings: strict),
+        .target(
             name: "QiblaState",
             dependencies: [
                 "QiblaCore", "QiblaPlatform",
@@ -156,6 +161,7 @@ let package = Package(
             dependencies: [
                 "QiblaCore", "QiblaInterface", "QiblaDaemon", "QiblaConfiguration",
                 "QiblaEventLoop", "QiblaDBus", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaSensorProxy", "QiblaState",
+                "QiblaSensorLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -173,7 +179,7 @@ let package = Package(
         .executableTarget(
             name: "qibla-sim",
             dependencies: [
-                "QiblaCore", "QiblaInterface", "QiblaSimulator", "QiblaPlatform",
+                "QiblaCore", "QiblaInterface", "QiblaSimulator", "QiblaPlatform", "QiblaDaemon", "QiblaSensorLog",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qibla-sim",
@@ -210,6 +216,9 @@ let package = Package(
             dependencies: ["QiblaIIO", "QiblaIIOFormat", "QiblaSimulator", "QiblaCore", "TestSupport", "CAllocationCounter"],
             swiftSettings: strict),
         .testTarget(name: "QiblaIIOFormatTests", dependencies: ["QiblaIIOFormat"], swiftSettings: strict),
+        .testTarget(
+            name: "ReplayTests", dependencies: ["QiblaSensorLog", "QiblaDaemon", "QiblaInterface", "QiblaCore", "TestSupport"],
+            swiftSettings: strict),
         .testTarget(
             name: "QiblaStateTests", dependencies: ["QiblaState", "QiblaCore", "TestSupport"],
             swiftSettings: strict),

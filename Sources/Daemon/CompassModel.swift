@@ -169,6 +169,24 @@ public struct CompassModel: Sendable {
         attitudeFilter.heading(at: timeSeconds)
     }
 
+    /// The attitude, device frame → East-North-Up with north = magnetic north (the frame of a
+    /// sensor log's replay, issue 36): the attitude filter's while the heading is fused, else the
+    /// TRIAD of the latest accelerometer sample and calibrated field (`TiltCompensation`); nil
+    /// when unknown. Without the sun-check correction.
+    public var attitudeENU: Quaternion? {
+        let rows: (north: Vector3, east: Vector3, up: Vector3)
+        if state.fused, attitudeFilter.isSeeded {
+            let r = attitudeFilter.attitude.rotationMatrix
+            rows = (r.row0, r.row1, -r.row2)
+        } else if let raw = latestRawField, let a = latestAcceleration,
+                  case .success(let o) = TiltCompensation.orientation(magnetic: pipeline.calibration.apply(raw), acceleration: a) {
+            rows = (o.north, o.east, o.up)
+        } else {
+            return nil
+        }
+        return Quaternion(rotationMatrix: Matrix3(rows: rows.east, rows.north, rows.up))
+    }
+
     /// New settings; the smoothing window restarts. The magnetometer calibration is kept; when the
     /// calibrator's own settings changed it starts afresh from the current fit, which live data
     /// must confirm again.

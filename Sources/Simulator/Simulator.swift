@@ -27,6 +27,20 @@ public struct SimulatorSample: Sendable, Equatable {
     public var trueAngularVelocityRadiansPerSecond: Vector3?
 }
 
+/// Values recorded on a phone for one instant (``Simulator/step(to:recorded:)``), device frame; nil
+/// where the instant has no sample of that sensor.
+public struct RecordedValues: Sendable, Equatable {
+    public var magnetometerMicrotesla: Vector3?
+    public var accelerometerMetresPerSecondSquared: Vector3?
+    public var gyroscopeRadiansPerSecond: Vector3?
+
+    public init(magnetometerMicrotesla: Vector3?, accelerometerMetresPerSecondSquared: Vector3?, gyroscopeRadiansPerSecond: Vector3?) {
+        self.magnetometerMicrotesla = magnetometerMicrotesla
+        self.accelerometerMetresPerSecondSquared = accelerometerMetresPerSecondSquared
+        self.gyroscopeRadiansPerSecond = gyroscopeRadiansPerSecond
+    }
+}
+
 /// Drives a magnetometer, an accelerometer and a gyroscope from a ``Scene``.
 ///
 /// Thread safety: `Sendable` and checked by the compiler — all mutable state (the scene, the noise
@@ -149,6 +163,18 @@ public final class Simulator: Sendable {
     /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a non-finite or out-of-range time, file errors.
     @discardableResult
     public func step(to timeSeconds: Double) throws(SimulatorError) -> SimulatorSample {
+        try step(to: timeSeconds, recorded: nil)
+    }
+
+    /// Writes recorded values (device frame: µT, m/s², rad/s; a sensor log's instant, issue 36)
+    /// instead of the scene's for scene time `timeSeconds`; a sensor the instant lacks keeps its
+    /// last value, as a register holds its latest reading. No noise is added.
+    @discardableResult
+    public func step(to timeSeconds: Double, recorded: RecordedValues) throws(SimulatorError) -> SimulatorSample {
+        try step(to: timeSeconds, recorded: Optional(recorded))
+    }
+
+    private func step(to timeSeconds: Double, recorded: RecordedValues?) throws(SimulatorError) -> SimulatorSample {
         guard timeSeconds.isFinite, abs(timeSeconds) < 1e9 else {
             throw .invalidArgument("scene time \(timeSeconds) s is not finite or out of range")
         }
@@ -156,21 +182,36 @@ public final class Simulator: Sendable {
         return try state.withLock { s throws(SimulatorError) -> SimulatorSample in
             var sample = SimulatorSample(timeSeconds: timeSeconds, timestampNanoseconds: timestamp)
             if let device = s.magnetometer {
-                let noise = s.noise.nextVector(standardDeviation: s.scene.magnetometerNoiseMicrotesla)
-                let value = s.scene.magnetometerReadingMicrotesla(at: timeSeconds, noiseMicrotesla: noise)
+                let value: Vector3
+                if let recorded {
+                    value = recorded.magnetometerMicrotesla ?? s.lastSample?.magnetometerMicrotesla ?? .zero
+                } else {
+                    let noise = s.noise.nextVector(standardDeviation: s.scene.magnetometerNoiseMicrotesla)
+                    value = s.scene.magnetometerReadingMicrotesla(at: timeSeconds, noiseMicrotesla: noise)
+                }
                 sample.magnetometerMicrotesla = value
                 sample.magnetometerRaw = try device.stageSample(value, timestampNanoseconds: timestamp)
             }
             var accelerometerValue: Vector3?
             if s.accelerometer != nil {
-                let noise = s.noise.nextVector(standardDeviation: s.scene.accelerometerNoiseMetresPerSecondSquared)
-                accelerometerValue = s.scene.accelerometerReadingMetresPerSecondSquared(at: timeSeconds, noise: noise)
+                if let recorded {
+                    accelerometerValue = recorded.accelerometerMetresPerSecondSquared
+                        ?? s.lastSample?.accelerometerMetresPerSecondSquared ?? Vector3(0, 0, TiltCompensation.standardGravity)
+                } else {
+                    let noise = s.noise.nextVector(standardDeviation: s.scene.accelerometerNoiseMetresPerSecondSquared)
+                    accelerometerValue = s.scene.accelerometerReadingMetresPerSecondSquared(at: timeSeconds, noise: noise)
+                }
                 sample.accelerometerMetresPerSecondSquared = accelerometerValue
             }
             if s.gyroscope != nil || s.accelerometer?.carriesGyroscope == true {
-                let noise = s.gyroscopeNoise.nextVector(standardDeviation: s.scene.gyroscope.noiseDegreesPerSecond * .pi / 180)
-                sample.gyroscopeRadiansPerSecond = s.scene.gyroscopeReadingRadiansPerSecond(at: timeSeconds, noise: noise)
-                sample.trueAngularVelocityRadiansPerSecond = s.scene.angularVelocityRadiansPerSecond(at: timeSeconds)
+                if let recorded {
+                    sample.gyroscopeRadiansPerSecond = recorded.gyroscopeRadiansPerSecond
+                        ?? s.lastSample?.gyroscopeRadiansPerSecond ?? .zero
+                } else {
+                    let noise = s.gyroscopeNoise.nextVector(standardDeviation: s.scene.gyroscope.noiseDegreesPerSecond * .pi / 180)
+                    sample.gyroscopeRadiansPerSecond = s.scene.gyroscopeReadingRadiansPerSecond(at: timeSeconds, noise: noise)
+                    sample.trueAngularVelocityRadiansPerSecond = s.scene.angularVelocityRadiansPerSecond(at: timeSeconds)
+                }
             }
             if let device = s.accelerometer, let value = accelerometerValue {
                 sample.accelerometerRaw = try device.stageSample(value, gyroscope: sample.gyroscopeRadiansPerSecond,

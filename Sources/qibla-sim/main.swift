@@ -56,7 +56,7 @@ struct QiblaSim: ParsableCommand {
             \(ExitStatus.table)
             """,
         version: qiblaVersion,
-        subcommands: [Create.self, Run.self, Demo.self])
+        subcommands: [Create.self, Run.self, Demo.self, Replay.self])
 }
 
 struct Create: ParsableCommand {

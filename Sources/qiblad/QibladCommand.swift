@@ -40,6 +40,9 @@ struct QibladCommand: ParsableCommand {
     var udevDataDir: String?
     @Option(name: .long, help: "Sensor reading mode: polling or buffered.") var sensorMode: String?
     @Flag(name: .long, help: "Log debug messages.") var verbose = false
+    @Option(name: .long, help: ArgumentHelp("Record the sensors into a sensor log instead of serving (README, \"Recording a sensor log\"); with --location the log names the place.", valueName: "file"))
+    var record: String?
+    @Option(name: .long, help: "With --record: seconds to record (default 60; Ctrl-C ends it earlier).") var recordSeconds: Double = 60
 
     /// Options that exclude each other are usage errors (64); values qiblad cannot take are invalid values (2).
     func validate() throws {
@@ -48,6 +51,9 @@ struct QibladCommand: ParsableCommand {
             throw invalidValue("--location: \(problem.message)")
         }
         if let gpsd, parseHostPort(gpsd) == nil { throw invalidValue("--gpsd takes HOST:PORT, got '\(gpsd)'") }
+        if record != nil, !(recordSeconds.isFinite && recordSeconds > 0 && recordSeconds <= 86_400) {
+            throw invalidValue("--record-seconds must be in (0, 86400], got \(recordSeconds)")
+        }
         if let sensorMode, SensorReadingMode(rawValue: sensorMode) == nil {
             throw invalidValue("--sensor-mode is polling or buffered, got '\(sensorMode)'")
         }
@@ -110,6 +116,11 @@ struct QibladCommand: ParsableCommand {
             logger.critical("cannot set up the event loop: \(error)")
             throw ExitCode(ExitStatus.failure.rawValue)
         }
+        if let record {
+            try recordSensors(into: record, configuration: configuration, position: options.runLocation, loop: loop,
+                              signals: signals, logger: logger)
+            return
+        }
 
         let daemon = Daemon(options: options, loop: loop, logger: logger)
         do {
@@ -140,6 +151,35 @@ struct QibladCommand: ParsableCommand {
         }
         daemon.shutdown()
         if daemon.exitStatus != 0 { throw ExitCode(daemon.exitStatus) }
+    }
+
+    /// `--record FILE`: the sensors into a sensor log for `recordSeconds` or until SIGINT/SIGTERM.
+    private func recordSensors(into path: String, configuration: DaemonConfiguration, position: GeodeticPosition?,
+                               loop: EventLoop, signals: SignalWatcher, logger: Logger) throws {
+        let recorder: SensorRecorder
+        do { recorder = try SensorRecorder(path: path, loop: loop, logger: logger) } catch {
+            Console.printError("qiblad: cannot write \(path): \(error)")
+            throw ExitCode(ExitStatus.invalidValue.rawValue)
+        }
+        signals.attach(to: loop) { signal in
+            if signal != Signal.pipe.rawValue, signal != Signal.hangup.rawValue { loop.stop() }
+        }
+        _ = loop.schedule(after: .seconds(recordSeconds)) { loop.stop() }
+        var sensors = configuration.sensors
+        sensors.sampleRateHertz = sensors.gyroscopeSampleRateHertz ?? sensors.sampleRateHertz
+        recorder.start(configuration: sensors, position: position, qiblaVersion: qiblaVersion)
+        logger.info("recording the sensors into \(path) for \(recordSeconds) s (Ctrl-C ends it)")
+        do { try loop.run() } catch {
+            recorder.stop()
+            logger.critical("event loop failed: \(error)")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
+        recorder.stop()
+        if let failure = recorder.failure {
+            Console.printError("qiblad: recording failed: \(failure)")
+            throw ExitCode(ExitStatus.failure.rawValue)
+        }
+        logger.info("recorded \(recorder.sampleCount) samples into \(path)")
     }
 
     /// `$STATE_DIRECTORY` when systemd made it (`StateDirectory=qiblad`; the first of a

@@ -33,6 +33,15 @@ public enum DecimalYear {
         return from(unixSeconds: Double(days) * 86_400 + secondsOfDay)
     }
 
+    /// Seconds since the Unix epoch at 00:00 UTC plus `secondsOfDay` on a civil (Gregorian) date, or
+    /// nil if the date does not exist (as ``from(year:month:day:secondsOfDay:)``).
+    public static func unixSeconds(year: Int, month: Int, day: Int, secondsOfDay: Double = 0) -> Double? {
+        guard (1...12).contains(month), day >= 1, day <= daysInMonth(year: year, month: month),
+              abs(year) < 1_000_000, secondsOfDay >= 0, secondsOfDay < 86_400
+        else { return nil }
+        return Double(daysFromCivil(year: year, month: month, day: day)) * 86_400 + secondsOfDay
+    }
+
     /// Days since 1970-01-01 of a civil date (Hinnant's `days_from_civil`).
     static func daysFromCivil(year: Int, month: Int, day: Int) -> Int {
         let y = month <= 2 ? year - 1 : year

@@ -1,0 +1,100 @@
+// SPDX-License-Identifier: Apache-2.0
+import QiblaCore
+import QiblaInterface
+
+/// Runs recorded samples through the daemon's own model, as fast as the caller feeds them
+/// (`qibla-sim replay --offline`, the BROAD tests and benchmark; issue 36): the ``DaemonModel``
+/// with the log's place as a manual location (declination, expected field), every sensor
+/// available, and the polling sampler's rest policy in front of it — `RestDetector` sees every
+/// accelerometer and magnetometer sample read; while the phone rests the gyroscope is not read,
+/// the other two are read only at ``restSampleRateHertz`` and reach the model only when
+/// `RestDetector.shouldHandOver()` says they carry something new (`PollingSampler`'s rule).
+///
+/// What differs from the running daemon: samples come at the log's instants rather than the
+/// sampler's clock (a log recorded at another rate is replayed at that rate), and the publisher's
+/// rate limit is not applied — ``Output`` is what a `Get` would answer after each instant.
+///
+/// Pure: no clock, no I/O.
+public struct SensorReplay: Sendable {
+    /// What a client would read after one instant.
+    public struct Output: Sendable, Equatable {
+        /// `MagneticHeading`, degrees; NaN when unknown.
+        public var magneticHeadingDegrees: Double
+        /// `Heading` (true), degrees; NaN when unknown (no place, or no heading).
+        public var trueHeadingDegrees: Double
+        /// `HeadingError`, degrees; NaN when unknown.
+        public var headingErrorDegrees: Double
+        /// `HeadingFused`.
+        public var fused: Bool
+        public var accuracy: CompassAccuracy
+        /// The attitude, device → East-North-Up with north = magnetic north (`CompassModel.attitudeENU`).
+        public var attitudeENU: Quaternion?
+    }
+
+    public private(set) var model: DaemonModel
+    /// Rest-period reads per second (the daemon's `rest-sample-rate`); nil reads every instant.
+    public let restSampleRateHertz: Double?
+    private var detector: RestDetector
+    private var lastRestReadSeconds: Double?
+    private let unixSecondsAtStart: Double
+    private var firstInstantSeconds: Double?
+    /// Instants whose samples the rest policy kept from the model, for reports.
+    public private(set) var instantsHeldAtRest = 0
+
+    /// - Parameters:
+    ///   - position: the log's place (nil: no location, so no true heading and no expected field).
+    ///   - unixSecondsAtStart: the wall-clock time of the log's first instant (the magnetic model's date).
+    ///   - hasGyroscope: the log carries gyroscope samples.
+    public init(configuration: DaemonModel.Configuration = DaemonModel.Configuration(), position: GeodeticPosition?,
+                unixSecondsAtStart: Double, hasGyroscope: Bool, rest: RestDetector.Configuration = RestDetector.Configuration(),
+                restSampleRateHertz: Double? = 2) {
+        model = DaemonModel(configuration: configuration)
+        detector = RestDetector(configuration: rest)
+        self.restSampleRateHertz = restSampleRateHertz.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
+        self.unixSecondsAtStart = unixSecondsAtStart
+        if let position {
+            let location = Location(position: position, horizontalAccuracyMetres: nil, timestampUnixSeconds: unixSecondsAtStart)
+            model.apply(.manualSet(location), nowUnixSeconds: unixSecondsAtStart)
+        }
+        _ = model.claim(by: "replay")
+        model.apply(.sensorsAvailable(hasAccelerometer: true, hasGyroscope: hasGyroscope), nowUnixSeconds: unixSecondsAtStart)
+    }
+
+    /// Feeds one instant's samples (device frame: m/s², rad/s, µT) taken at `timeSeconds` (the
+    /// log's clock) and returns what a client would read after it.
+    public mutating func apply(timeSeconds: Double, acceleration: Vector3?, angularVelocity: Vector3?,
+                               magneticField: Vector3?) -> Output {
+        let start = firstInstantSeconds ?? timeSeconds
+        firstInstantSeconds = start
+        let now = unixSecondsAtStart + (timeSeconds - start)
+        var resting = false
+        if restSampleRateHertz != nil {
+            resting = detector.isResting
+            if resting, let last = lastRestReadSeconds, let hertz = restSampleRateHertz,
+               timeSeconds - last < 1 / hertz - 1e-6 {
+                // Not a rest-period read: the sampler sleeps through this instant.
+                instantsHeldAtRest += 1
+                return output()
+            }
+            if let a = acceleration { detector.addAcceleration(a, time: timeSeconds) }
+            if let m = magneticField { detector.addField(m, time: timeSeconds) }
+            let handOver = detector.shouldHandOver()
+            lastRestReadSeconds = resting ? timeSeconds : nil
+            if resting, !handOver {
+                instantsHeldAtRest += 1
+                return output()
+            }
+        }
+        if let a = acceleration { model.apply(.acceleration(a, timeSeconds: timeSeconds), nowUnixSeconds: now) }
+        if !resting, let w = angularVelocity { model.apply(.angularVelocity(w, timeSeconds: timeSeconds), nowUnixSeconds: now) }
+        if let m = magneticField { model.apply(.magneticField(m, timeSeconds: timeSeconds), nowUnixSeconds: now) }
+        return output()
+    }
+
+    private func output() -> Output {
+        let p = model.properties
+        return Output(magneticHeadingDegrees: p.magneticHeading, trueHeadingDegrees: p.heading,
+                      headingErrorDegrees: p.headingError, fused: p.headingFused, accuracy: p.compassAccuracy,
+                      attitudeENU: p.magneticHeading.isFinite ? model.compass.attitudeENU : nil)
+    }
+}
