@@ -53,7 +53,7 @@ def run_qiblad(sim: Path, log: Path, out: Path) -> str | None:
         p = subprocess.run([str(sim), "replay", "--offline", str(log)], stdout=f, stderr=subprocess.PIPE,
                            text=True)
     if p.returncode != 0:
-        return f"exit {p.returncode}: {p.stderr.strip()[-300:]}"
+        return f"exit {p.returncode}: " + p.stderr.strip()[-300:].replace(str(bl.REPO_ROOT) + "/", "")
     return None
 
 
@@ -166,6 +166,12 @@ def render(args, info, trials, rates, results, sim) -> str:
     L.append(f"Trials: the {len(trials)} whose data files were at hand ({n_und} undisturbed, {n_dis} disturbed); "
              f"absent: {', '.join(m.split('_')[0] for m in missing) or 'none'}.")
     L.append("")
+    failures = [(n, t, results[n][t]["qiblad"]["error"]) for n in rates for t in trials
+                if results[n][t].get("qiblad", {}).get("error")]
+    if failures:
+        n, t, e = failures[0]
+        L.append(f"qiblad failed on {len(failures)} of {len(rates) * len(trials)} logs; the first ({t}, every {n}): `{e}`.")
+        L.append("")
     L.append("Issue 36's means (heading RMSE undisturbed / disturbed, inclination RMSE all, degrees):")
     L.append("")
     L.append("| rate | VQF heading undisturbed | VQF heading disturbed | VQF inclination all | qiblad heading undisturbed | qiblad heading disturbed | qiblad inclination all |")
@@ -175,8 +181,9 @@ def render(args, info, trials, rates, results, sim) -> str:
 
         def m(est, group, key):
             return mean(res[t].get(est, {}).get(key) for t in group_members(info, group, trials))
-        ran = any("qiblad" in res[t] for t in trials)
-        q = [fmt(m("qiblad", g, k)) if ran else "not run" for g, k in
+        ran = any("qiblad" in res[t] and not res[t]["qiblad"].get("error") for t in trials)
+        missing = "failed" if any("qiblad" in res[t] for t in trials) else "not run"
+        q = [fmt(m("qiblad", g, k)) if ran else missing for g, k in
              (("undisturbed", "heading_rmse_deg"), ("disturbed", "heading_rmse_deg"), ("all_trials", "inclination_rmse_deg"))]
         L.append(f"| {rate_label(n)} | {fmt(m('vqf', 'undisturbed', 'heading_rmse_deg'))} | "
                  f"{fmt(m('vqf', 'disturbed', 'heading_rmse_deg'))} | {fmt(m('vqf', 'all_trials', 'inclination_rmse_deg'))} | "
@@ -184,7 +191,8 @@ def render(args, info, trials, rates, results, sim) -> str:
     L.append("")
     for n in rates:
         res = results[n]
-        ran = any("qiblad" in res[t] for t in trials)
+        ran = any("qiblad" in res[t] and not res[t]["qiblad"].get("error") for t in trials)
+        missing = "failed" if any("qiblad" in res[t] for t in trials) else "not run"
         L.append(f"### By BROAD group, {rate_label(n)}")
         L.append("")
         L.append("| group | trials | VQF heading | VQF inclination | qiblad heading | qiblad inclination | qiblad within 1σ / 3σ | qiblad confidently wrong |")
@@ -205,7 +213,7 @@ def render(args, info, trials, rates, results, sim) -> str:
                         f"{pct(mean(x.get('within_1sigma') for x in qs))} / {pct(mean(x.get('within_3sigma') for x in qs))}",
                         str(sum(cw)) if cw else "—"]
             else:
-                row += ["not run"] * 4
+                row += [missing] * 4
             L.append("| " + " | ".join(row) + " |")
         L.append("")
     L.append("### Per trial (heading / inclination RMSE, degrees)")
