@@ -142,6 +142,11 @@ public struct AttitudeFilter: Sendable {
         /// Time constant of the running RMS of |a| − g₀ that adds to the accelerometer's
         /// noise, seconds (default 1: steps at 2 Hz keep it up).
         public var motionTimeConstantSeconds = 1.0
+        /// Weight of (|a| − g₀)² in the accelerometer's noise (default 4: the deviation's direction
+        /// is unknown, and twice its size covers it).
+        public var accelerometerDeviationWeight = 4.0
+        /// Weight of the running mean of (|a| − g₀)² in the accelerometer's noise (default 0.4).
+        public var accelerometerMotionWeight = 0.4
         /// ||a| − g₀| above which an accelerometer sample is not used at all, m/s² (default 1.5).
         public var accelerationGateMetresPerSecondSquared = 1.5
         /// Magnetometer noise per axis, microtesla (default 0.6).
@@ -193,6 +198,10 @@ public struct AttitudeFilter: Sendable {
         /// Without an expected field, a disagreement lasting this long becomes the new learned
         /// reference (a new place, a car), seconds (default 20).
         public var relearnReferenceSeconds = 20.0
+        /// After a new magnetometer correction the reference's strength and dip are relearned for
+        /// this long, with a third of it as their time constant, and no sample is held off for
+        /// disagreeing with them, seconds (default 1).
+        public var referenceRelearnSeconds = 1.0
         /// Time constant of the learned reference's strength and dip, seconds (default 10).
         public var referenceTimeConstantSeconds = 10.0
         /// Accelerometer bias left after the phone's trim, m/s² per axis (default 0.015, the RMS of ±0.03): the
@@ -289,6 +298,8 @@ public struct AttitudeFilter: Sendable {
     /// Set by ``magneticReferenceChanged(yawSigmaDegrees:)``: the next magnetometer sample sets
     /// the yaw, with this extra one-sigma uncertainty (radians).
     private var pendingYawReseedSigma: Double?
+    /// Until when the reference's strength and dip are relearned after a new correction, seconds.
+    private var referenceRelearnUntil: Double?
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -402,7 +413,8 @@ public struct AttitudeFilter: Sendable {
         let rate = (lastRate - gyroscopeBiasRadiansPerSecond).length
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
-        let noise = (sa * sa + 4 * deviation * deviation + sr * sr + 0.4 * accelerationDeviationVariance) / (g * g)
+        let noise = (sa * sa + configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr
+            + configuration.accelerometerMotionWeight * accelerationDeviationVariance) / (g * g)
         let measuredUp = attitude.rotate(direction)
         // Beyond the tilt-recovery angle the residual is outside the linear range (and would
         // teach the bias a rate that never was): a hand's push, or a wrong attitude that the
@@ -439,15 +451,14 @@ public struct AttitudeFilter: Sendable {
         guard advance(to: time) else { return nil }
         let strength = m.length
         guard strength >= TiltCompensation.minimumFieldMicrotesla else { return nil }
-        var world = attitude.rotate(m)
-        var horizontal = hypot(world.x, world.y)
+        let world = attitude.rotate(m)
+        let horizontal = hypot(world.x, world.y)
         let correctionSigma = Angle.radians(correctionSigmaDegrees.isFinite ? max(0, correctionSigmaDegrees) : 0)
         if let extra = pendingYawReseedSigma, !disturbed, horizontal > TiltCompensation.minimumFieldMicrotesla {
             pendingYawReseedSigma = nil
-            takeYaw(fromWorldField: world, horizontal: horizontal, extraSigma: max(extra, correctionSigma), time: time)
-            world = attitude.rotate(m)
-            horizontal = hypot(world.x, world.y)
+            widenYawForNewCorrection(fromWorldField: world, extraSigma: max(extra, correctionSigma), time: time)
         }
+        let relearning = referenceRelearnUntil.map { time < $0 } ?? false
         let inclination = Angle.degrees(atan2(world.z, horizontal))
 
         // The reference: the expected field where given, else the learned one.
@@ -461,7 +472,8 @@ public struct AttitudeFilter: Sendable {
         if !disturbed, recoverYawIfWrong(m, time: time, referenceField: referenceField,
                                          referenceInclination: referenceInclination) { return nil }
         let compared = comparesField
-        let agrees = !disturbed
+        let agrees = !disturbed && relearning
+            || !disturbed
             && (!compared || abs(strength - referenceField) <= configuration.disturbanceFieldFraction * referenceField)
             && (!compared || abs(inclination - referenceInclination) <= configuration.disturbanceInclinationDegrees)
         guard agrees else {
@@ -515,7 +527,8 @@ public struct AttitudeFilter: Sendable {
             magneticState = .tracking
             recoveryStart = nil
         }
-        let alpha = 1 - exp(-max(0, time - (referenceTime ?? time)) / max(1e-3, configuration.referenceTimeConstantSeconds))
+        let tau = relearning ? configuration.referenceRelearnSeconds / 3 : configuration.referenceTimeConstantSeconds
+        let alpha = 1 - exp(-max(0, time - (referenceTime ?? time)) / max(1e-3, tau))
         referenceTime = time
         learnedField = (learnedField ?? strength) + alpha * (strength - (learnedField ?? strength))
         learnedInclination = (learnedInclination ?? inclination) + alpha * (inclination - (learnedInclination ?? inclination))
@@ -525,24 +538,21 @@ public struct AttitudeFilter: Sendable {
         return nil
     }
 
-    /// Sets the yaw from a field sample (in the world frame of the current attitude): the attitude
-    /// turned about the vertical by −atan2(E, N), its yaw variance the sample's noise plus
-    /// `extraSigma`² (radians), its cross terms with the tilt and the bias dropped (the old yaw's
-    /// history says nothing of the new one); the magnetometer tracks from here.
-    private mutating func takeYaw(fromWorldField world: Vector3, horizontal: Double, extraSigma: Double, time: Double) {
+    /// Opens the yaw to a new magnetometer correction: the yaw variance widened by the square of
+    /// the yaw the new field implies (−atan2(E, N) in the world frame of the current attitude)
+    /// plus `extraSigma`² (radians), so that this sample's ordinary update — with its noise and the
+    /// tilt's leak through the dip — takes nearly all of it and the innovation gate cannot hold it
+    /// off (a hard set from one sample during a fast motion carried the tilt's leak, 10–30° at
+    /// Berlin's dip, into the heading; BROAD, issue 36). The reference's strength and dip are
+    /// relearned over ``Configuration/referenceRelearnSeconds`` without holding.
+    private mutating func widenYawForNewCorrection(fromWorldField world: Vector3, extraSigma: Double, time: Double) {
         let innovation = -atan2(world.y, world.x)
-        attitude = (Quaternion(rotationVector: Vector3(0, 0, innovation)) * attitude).normalized ?? attitude
-        let sm = configuration.magnetometerNoiseMicrotesla / horizontal
-        let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
-        let tiltLeak = (world.z / horizontal) * (world.z / horizontal) * max(ptt.row0.x, ptt.row1.y)
-        let yaw = sm * sm + leak * leak + tiltLeak + extraSigma * extraSigma
-        ptt = Matrix3(ptt.row0.x, ptt.row0.y, 0, ptt.row1.x, ptt.row1.y, 0, 0, 0, yaw)
-        ptb = Matrix3(rows: Vector3(ptb.row0.x, ptb.row0.y, ptb.row0.z), Vector3(ptb.row1.x, ptb.row1.y, ptb.row1.z), .zero)
+        ptt = ptt + Matrix3(0, 0, 0, 0, 0, 0, 0, 0, innovation * innovation + extraSigma * extraSigma)
         magneticState = .tracking
         recoveryStart = nil; agreementStart = nil; gateRejectionStart = nil; disagreementStart = nil
         yawWrongSince = nil
+        referenceRelearnUntil = time + configuration.referenceRelearnSeconds
         yawReseedCount += 1
-        updateAxis()
     }
 
     // MARK: Headings
@@ -632,12 +642,12 @@ public struct AttitudeFilter: Sendable {
     /// One scalar measurement y = h·δx + v, v ~ N(0, noise), with h = (attitudeRow, 0); gains on
     /// the tilt (world x, y) or yaw (world z) errors zeroed unless allowed; Joseph-form covariance
     /// P' = P − k pᵀ − p kᵀ + (hᵀPh + noise) k kᵀ with p = P h (valid for any gain k).
-    private mutating func update(innovation: Double, attitudeRow h: Vector3, noise: Double, tilt: Bool, yaw: Bool,
-                                 bias: Bool = true) {
+    private mutating func update(innovation: Double, attitudeRow h: Vector3, biasRow hb: Vector3 = .zero, noise: Double,
+                                 tilt: Bool, yaw: Bool, bias: Bool = true) {
         guard innovation.isFinite, noise.isFinite, noise > 0 else { return }
-        let pt = ptt * h
-        let pb = ptb.transposed * h
-        let s = h.dot(pt) + noise
+        let pt = ptt * h + ptb * hb
+        let pb = ptb.transposed * h + pbb * hb
+        let s = h.dot(pt) + hb.dot(pb) + noise
         guard s.isFinite, s > 0 else { return }
         var kt = pt * (1 / s)
         var kb = pb * (1 / s)
@@ -650,7 +660,7 @@ public struct AttitudeFilter: Sendable {
         }
         if !yaw { kt.z = 0 }
         if !bias { kb = .zero }
-        let total = h.dot(pt) + noise
+        let total = s
         let newTT = ptt - Matrix3.outer(kt, pt) - Matrix3.outer(pt, kt) + Matrix3.outer(kt, kt) * total
         let newTB = ptb - Matrix3.outer(kt, pb) - Matrix3.outer(pt, kb) + Matrix3.outer(kt, kb) * total
         let newBB = pbb - Matrix3.outer(kb, pb) - Matrix3.outer(pb, kb) + Matrix3.outer(kb, kb) * total

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import QiblaCore
+import QiblaDaemon
+import Testing
+
+/// Issue 36: recordings nobody here wrote. Three BROAD trials (a real 9-axis IMU with optical
+/// truth; `Tests/Recordings/BROAD/README.md`), decimated to the daemon's rate with a gyroscope,
+/// through the daemon's own model, scored with BROAD's metric beside VQF on the same samples.
+@Suite struct BROADReplayTests {
+    @Test(arguments: BROADRecording.names)
+    func theFusedHeadingHoldsAgainstTheOpticalTruth(name: String) throws {
+        let recording = try BROADRecording(name)
+        let score = try recording.replay()
+        print("BROAD \(name): \(score); VQF heading \(recording.vqfHeadingRMSE)°, inclination \(recording.vqfInclinationRMSE)°")
+        #expect(score.scored >= score.motion * 9 / 10, "a heading at nearly every motion instant")
+        // HeadingError's honesty: at least 97 % of the errors within 3×, and hardly ever confidently
+        // wrong (beyond 3× while it says 10° or less), never by more than 10°.
+        #expect(score.withinThree >= 0.97, "\(score)")
+        #expect(Double(score.confidentlyWrong) <= 0.005 * Double(score.scored) && score.worstConfidentDegrees <= 10, "\(score)")
+        // Issue 36's goal is VQF's figures on the same samples; not met yet (BENCHMARKS.md, "Real
+        // recordings"): these bounds keep what was reached from slipping back.
+        #expect(score.headingRMSE <= 3.5 * recording.vqfHeadingRMSE, "\(score)")
+        #expect(score.inclinationRMSE <= 4.5 * recording.vqfInclinationRMSE, "\(score)")
+    }
+}
+
+/// Not a test of its own unless `BROAD_EXPLORE` is set: the filter's settings varied on the
+/// fixtures, for tuning (`BROAD_EXPLORE=1 swift test --filter BROADExploration`).
+@Suite struct BROADExploration {
+    @Test(.enabled(if: ProcessInfo.processInfo.environment["BROAD_EXPLORE"] != nil))
+    func variants() throws {
+        var variants: [(String, (inout AttitudeFilter.Configuration) -> Void)] = [("default", { _ in })]
+        variants.append(("no accelerometer", { $0.accelerationGateMetresPerSecondSquared = 0 }))
+        variants.append(("no still recovery", { $0.tiltRecoveryDegrees = 179; $0.yawRecoverySeconds = 1e9 }))
+        for sigma in [0.5, 2.0] {
+            variants.append(("plain accelerometer σ \(sigma)", {
+                $0.accelerationGateMetresPerSecondSquared = 20; $0.accelerometerNoisePerRateMetresPerSecondSquared = 0
+                $0.accelerometerDeviationWeight = 0; $0.accelerometerMotionWeight = 0; $0.accelerometerNoiseMetresPerSecondSquared = sigma
+            }))
+        }
+        for name in BROADRecording.names {
+            let recording = try BROADRecording(name)
+            for (label, change) in variants {
+                var configuration = DaemonModel.Configuration()
+                change(&configuration.compass.attitudeFilter)
+                let score = try recording.replay(configuration: configuration, restSampleRateHertz: nil)
+                print("explore \(name.prefix(2)) \(label): \(score)")
+            }
+        }
+    }
+}
