@@ -30,6 +30,8 @@ import TestSupport
     static let highDip = Site(name: "Stockholm", latitude: 59.33, longitude: 18.07)
     /// Issue 36's new user (dip about 35°).
     static let karachi = Site(name: "Karachi", latitude: 24.86, longitude: 67.01)
+    /// South of the magnetic equator (dip about −29°).
+    static let jakarta = Site(name: "Jakarta", latitude: -6.2, longitude: 106.8)
     /// A high dip where 20 s of a new user's waving gets the calibration accepted (67°).
     static let london = Site(name: "London", latitude: 51.5, longitude: -0.13)
 
@@ -50,14 +52,16 @@ import TestSupport
 
     /// Runs `kind` for `seconds` (after `warmUp` seconds the scoring starts) and scores the needle.
     static func run(_ kind: PersonScene, at site: Site, seconds: Double, warmUp: Double = 6,
-                    configuration: String = measuring, seed: UInt64 = 3) throws -> Run {
+                    configuration: String = measuring, seed: UInt64 = 3, unit: (Scene) -> Scene = { $0 }) throws -> Run {
         let position = site.position
         let qibla = try #require(GreatCircle.initialBearingDegrees(from: position, to: Qibla.defaultKaaba))
-        let motion = PersonSceneMotion(kind, targetHeadingDegrees: qibla, seed: seed, durationSeconds: seconds + warmUp + 30)
+        // A first use ends with its magnet: the scene lasts exactly as long as the run.
+        let motion = PersonSceneMotion(kind, targetHeadingDegrees: qibla, seed: seed,
+                                       durationSeconds: kind == .firstUse ? warmUp + seconds : seconds + warmUp + 30)
         let base = Scene(position: position, decimalYear: CalibrationIntegrationTests.now,
                          trajectory: .constant(.init(headingDegrees: qibla)), magnetometerNoiseMicrotesla: 0.4,
                          accelerometerNoiseMetresPerSecondSquared: 0.04)
-        let scene = motion.scene(from: base)
+        let scene = unit(motion.scene(from: base))
         let rig = try CompassRig(scene: scene, location: "\(site.latitude),\(site.longitude)", configuration: configuration,
                                  rate: 100, claim: false, gyroscope: true)
         let recorder = try NeedleRecorder(bus: rig.daemon.bus)
@@ -111,6 +115,25 @@ import TestSupport
         // 1 µT of unknown offset, about 4° against Stockholm's 15 µT of horizontal field; the
         // filter's own sigma is held to 55–90 % in FusionSweepTests.)
         #expect(run.score.withinOneSigma >= 0.55, "\(run.score)")
+        #expect(run.score.withinThreeSigma >= 0.97, "\(run.score)")
+    }
+
+    /// Issue 36, section 1, through the real daemon: a new user's uncalibrated unit (40 µT of hard
+    /// iron, a few per cent of soft iron, a gyroscope biased by about 0.7 °/s; `FirstUseSceneTests.unit`)
+    /// waved for 20 s, then turned to find the Qibla, then held still while a magnet comes near
+    /// (`PersonScene.firstUse`), at two dips; scored after the waving against issue 30's goals.
+    /// (London, dip 67°, measured 1.19° RMS over the holds here, above the goal: README, "Not done yet".)
+    @Test(arguments: [karachi, jakarta])
+    func aNewUsersUncalibratedPhoneFindsTheQibla(site: Site) throws {
+        let run = try Self.run(.firstUse, at: site, seconds: 32, warmUp: PersonSceneMotion.firstUseCalibrationSeconds + 1,
+                               unit: FirstUseSceneTests.unit)
+        print("fused needle, first use at \(site) (dip \(String(format: "%.0f", site.dipDegrees))°): \(run.score); \(run.calibration)")
+        #expect(run.fused == true, "HeadingFused")
+        #expect(run.calibration.hasPrefix("calibrated"), "the calibration was accepted: \(run.calibration)")
+        #expect(run.score.holdRMSDegrees <= 1, "\(run.score)")
+        #expect(run.score.turnP95Degrees <= 5, "\(run.score)")
+        #expect(run.score.settleMedianMilliseconds <= 150, "\(run.score)")
+        #expect(run.score.worstDuringDisturbanceDegrees <= 3, "\(run.score)")
         #expect(run.score.withinThreeSigma >= 0.97, "\(run.score)")
     }
 

@@ -1,0 +1,110 @@
+// SPDX-License-Identifier: Apache-2.0
+import Foundation
+import QiblaCore
+import QiblaDaemon
+import QiblaSensorLog
+import QiblaSimulator
+import Testing
+import TestSupport
+
+/// Issue 36: sensor logs through the real daemon — a BROAD recording (real sensors, optical truth)
+/// replayed live into a simulated phone's IIO tree and read by qiblad, and `qiblad --record`
+/// writing what a phone's IIO devices read.
+@Suite(.serialized) struct ReplayIntegrationTests {
+    static let recordings = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
+        .deletingLastPathComponent().appendingPathComponent("Recordings/BROAD")
+
+    /// The optical truth's heading of the top edge (device +y) at log time `time` (from the `.truth`
+    /// file: device → ENU, magnetic north), degrees.
+    static func truthTopEdgeHeading(_ truth: String, atLogTime time: Double) -> Double? {
+        var best: (Double, Quaternion)?
+        for line in truth.split(separator: "\n") where !line.hasPrefix("#") {
+            let f = line.split(separator: " ").compactMap { Double($0) }
+            guard f.count == 6 else { continue }
+            let q = Quaternion(w: f[1], x: f[2], y: f[3], z: f[4])
+            guard q.isFinite else { continue }
+            if best == nil || abs(f[0] - time) < abs(best!.0 - time) { best = (f[0], q) }
+        }
+        guard let (_, q) = best, let unit = q.normalized else { return nil }
+        let top = unit.rotate(Vector3(0, 1, 0))  // east, north, up
+        return Angle.normalized360(Angle.degrees(atan2(top.x, top.y)))
+    }
+
+    /// CI replays a real recording through the daemon: BROAD trial 09's first seconds (the IMU
+    /// lying still before its motion) written live into a simulated PinePhone's IIO devices, read
+    /// by qiblad, claimed by `qiblactl monitor`; the published magnetic heading is compared with
+    /// the optical truth, and the replay stops qiblad and cleans up when asked.
+    @Test func aRealRecordingReplayedLiveReachesTheBusNearItsOpticalTruth() throws {
+        let bus = try PrivateBus()
+        let tmp = try TemporaryDirectory(prefix: "qibla-replay-tmpdir"); defer { tmp.remove() }
+        let name = "09_undisturbed_fast_rotation_with_breaks_B"
+        let replay = try ChildProcess(product("qibla-sim").path, ["replay", Self.recordings.appendingPathComponent(name + ".log").path],
+                                      environment: bus.environment.merging(["TMPDIR": tmp.path]) { $1 })
+        defer { replay.terminate() }
+        let q = try QibladHarness(bus: bus)
+        #expect(waitUntil(timeout: 20) { (try? q.nameHasOwner()) == true || !replay.isRunning }, "\(replay.standardError)")
+        let monitor = try ChildProcess(product("qiblactl").path, ["monitor"], environment: bus.environment)
+        defer { monitor.terminate() }
+        var heading = Double.nan
+        #expect(waitUntil(timeout: 20) { heading = (try? q.double("MagneticHeading")) ?? .nan; return heading.isFinite },
+                "no heading: \(replay.standardOutput)\n\(replay.standardError)")
+        // The log's clock: "log time T at CLOCK_MONOTONIC M s".
+        let marker = " at CLOCK_MONOTONIC "
+        let line = try #require(replay.standardOutput.split(separator: "\n").first { $0.contains("log time") && $0.contains(marker) })
+        let monotonicAtStart = try #require(Double(line.components(separatedBy: marker)[1].split(separator: " ")[0]))
+        let truth = try String(contentsOf: Self.recordings.appendingPathComponent(name + ".truth"), encoding: .utf8)
+        var errors: [Double] = []
+        for _ in 0..<5 {
+            let published = (try? q.double("MagneticHeading")) ?? .nan
+            let logTime = ProcessInfo.processInfo.systemUptime - monotonicAtStart  // CLOCK_MONOTONIC on Linux
+            if let expected = Self.truthTopEdgeHeading(truth, atLogTime: logTime), logTime < 25 {
+                errors.append(abs(Angle.normalized180(published - expected)))
+            }
+            usleep(400_000)
+        }
+        print("live replay of BROAD \(name): magnetic heading against the optical truth at rest: \(errors.map { String(format: "%.1f", $0) })°")
+        #expect(errors.count >= 3 && errors.allSatisfy { $0 < 8 }, "\(errors)")
+        replay.send(SIGTERM)
+        #expect(replay.wait(timeout: 20) == 0, "\(replay.standardError)")
+        #expect(waitUntil(timeout: 5) { (try? q.nameHasOwner()) == false })
+        #expect((try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) == [], "the replay left files behind")
+    }
+
+    /// `qiblad --record` on a simulated phone lying still: the log carries the place, the three
+    /// sensors with the mount matrices and scales applied (the values the scene wrote, within the
+    /// chips' resolution), and replayed offline it gives the scene's heading.
+    @Test func recordingAPhoneWritesWhatItsSensorsRead() throws {
+        let london = GeodeticPosition(uncheckedLatitude: 51.5, longitude: -0.13)
+        let orientation = QiblaSimulator.DeviceOrientation(headingDegrees: 30, pitchDegrees: 10, rollDegrees: -5)
+        let phone = try SimulatedPhone(scene: scene(at: london, orientation: orientation, noise: 0), gyroscope: true)
+        phone.start(rate: 50)
+        defer { phone.stop() }
+        let tmp = try TemporaryDirectory(prefix: "qibla-record"); defer { tmp.remove() }
+        let path = tmp.path + "/phone.log"
+        let r = try run(product("qiblad").path, ["--record", path, "--record-seconds", "2", "--sysfs-root", phone.sysfsRoot,
+                                                 "--dev-root", phone.devRoot, "--udev-data-dir", tmp.path + "/udev",
+                                                 "--location=51.5,-0.13"])
+        #expect(r.status == 0, "\(r.stderr)")
+        let log = try SensorLog.parse(String(contentsOfFile: path, encoding: .utf8))
+        #expect(try log.position() == london)
+        #expect(log.headerValue("magnetometer") == "lis3mdl" && log.headerValue("gyroscope") == "mpu6050")
+        let magnetic = log.instants.compactMap(\.magneticField), acceleration = log.instants.compactMap(\.acceleration)
+        let rates = log.instants.compactMap(\.angularVelocity)
+        #expect(magnetic.count >= 60 && acceleration.count >= 60 && rates.count >= 60, "\(magnetic.count), \(acceleration.count), \(rates.count)")
+        let truth = phone.simulator.scene
+        let m = truth.magnetometerReadingMicrotesla(at: 0), a = truth.accelerometerReadingMetresPerSecondSquared(at: 0)
+        #expect(magnetic.allSatisfy { ($0 - m).length < 0.05 }, "magnetometer \(magnetic.first!) against \(m)")
+        #expect(acceleration.allSatisfy { ($0 - a).length < 0.15 }, "accelerometer (σ 0.02 m/s² per axis) \(acceleration.first!) against \(a)")
+        #expect(rates.allSatisfy { $0.length < 0.02 }, "a still phone's gyroscope reads its bias only")
+        // Back through the daemon's model: the scene's magnetic heading.
+        var replay = SensorReplay(position: london, unixSecondsAtStart: try log.startUnixSeconds() ?? 0, hasGyroscope: true)
+        var last: SensorReplay.Output?
+        for instant in log.instants {
+            last = replay.apply(timeSeconds: instant.timeSeconds, acceleration: instant.acceleration,
+                                angularVelocity: instant.angularVelocity, magneticField: instant.magneticField)
+        }
+        let expected = try #require(truth.expectedMagneticHeading(at: 0))
+        let heading = try #require(last?.magneticHeadingDegrees)
+        #expect(abs(Angle.normalized180(heading - expected)) < 1, "\(heading)° against \(expected)°")
+    }
+}
