@@ -20,6 +20,16 @@ struct VectorArgument: ExpressibleByArgument, Sendable {
     }
 }
 
+/// A 3×3 matrix argument, nine comma-separated values row by row.
+struct MatrixArgument: ExpressibleByArgument, Sendable {
+    var matrix: Matrix3
+    init?(argument: String) {
+        let v = argument.split(separator: ",").compactMap { parseFiniteDouble($0) }
+        guard v.count == 9 else { return nil }
+        matrix = Matrix3(v[0], v[1], v[2], v[3], v[4], v[5], v[6], v[7], v[8])
+    }
+}
+
 struct TreeOptions: ParsableArguments {
     @Option(help: "Root of the fake sysfs (devices go to ROOT/bus/iio/devices).")
     var root: String
@@ -83,7 +93,7 @@ struct Run: ParsableCommand {
     @Option(parsing: .unconditional, help: "Pitch, degrees (top edge up positive).") var pitchDeg: Double = 0
     @Option(parsing: .unconditional, help: "Roll, degrees (right edge down positive).") var rollDeg: Double = 0
     @Flag(help: "Turn slowly in the hand: heading ± 20° over 20 s with a small tilt wobble.") var turning = false
-    @Option(help: "A person using the phone: seek-qibla, walk, magnet, table, gyro-drift (seeded by --seed; the target is --heading-deg or the Qibla).")
+    @Option(help: "A person using the phone: seek-qibla, walk, magnet, table, gyro-drift, first-use (seeded by --seed; the target is --heading-deg or the Qibla).")
     var scene: PersonScene?
     @Option(parsing: .unconditional, help: "Gyroscope bias, °/s on each axis (signs +, −, +), drifting by half as much again over a 60 s warm-up.")
     var gyroBias: Double?
@@ -94,6 +104,8 @@ struct Run: ParsableCommand {
     @Option(help: "Accelerometer noise standard deviation, m/s² per axis.") var accelNoise: Double = 0.02
     @Option(parsing: .unconditional, help: "Hard-iron offset x,y,z in µT, device frame.")
     var hardIron: VectorArgument?
+    @Option(parsing: .unconditional, help: "Soft-iron matrix S (measured = S·field + hard iron), nine values row by row, e.g. 1.04,0.02,-0.01,0.02,0.97,0.015,-0.01,0.015,1.02.")
+    var softIron: MatrixArgument?
     @Option(help: "Scene time (s) at which a magnet appears near the phone.") var interferenceAt: Double?
     @Option(help: "How long the interference lasts, s.") var interferenceDuration: Double = 5
     @Option(parsing: .unconditional, help: "Interference field x,y,z, µT, device frame.") var interferenceUt: VectorArgument?
@@ -135,6 +147,7 @@ struct Run: ParsableCommand {
         scene.magnetometerNoiseMicrotesla = noiseUt
         scene.accelerometerNoiseMetresPerSecondSquared = accelNoise
         scene.hardIronOffsetMicrotesla = hardIron?.vector ?? .zero
+        if let softIron { scene.softIronMatrix = softIron.matrix }
         scene.interferences = interferences
         scene.gyroscope.noiseDegreesPerSecond = gyroNoise
         if let kind = self.scene {

@@ -75,8 +75,9 @@ struct BROADRecording {
     }
 
     /// Replays the log through the daemon's model (`SensorReplay`) and scores it.
-    func replay(configuration: DaemonModel.Configuration = DaemonModel.Configuration(), restSampleRateHertz: Double? = 2) throws -> Score {
-        var replay = SensorReplay(configuration: configuration, position: try log.position(),
+    func replay(configuration: DaemonModel.Configuration = DaemonModel.Configuration(), restSampleRateHertz: Double? = 2,
+                withoutPlace: Bool = false) throws -> Score {
+        var replay = SensorReplay(configuration: configuration, position: withoutPlace ? nil : try log.position(),
                                   unixSecondsAtStart: try log.startUnixSeconds() ?? 0, hasGyroscope: log.hasGyroscope,
                                   restSampleRateHertz: restSampleRateHertz)
         var score = Score()

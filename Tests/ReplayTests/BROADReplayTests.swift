@@ -46,6 +46,10 @@ import Testing
                 change(&configuration.compass.attitudeFilter)
                 let score = try recording.replay(configuration: configuration, restSampleRateHertz: nil)
                 print("explore \(name.prefix(2)) \(label): \(score)")
+                if label == "default" {
+                    print("explore \(name.prefix(2)) without the place: \(try recording.replay(configuration: configuration, restSampleRateHertz: nil, withoutPlace: true))")
+                    print("explore \(name.prefix(2)) with the rest policy: \(try recording.replay(configuration: configuration))")
+                }
             }
         }
     }
