@@ -9,8 +9,9 @@ import QiblaSensorLog
 /// that README (BROAD's `broad_utils.py`: the error quaternion in the earth frame, its heading and
 /// inclination parts, RMSE over the motion phases).
 struct BROADRecording {
-    static let directory = URL(fileURLWithPath: #filePath).deletingLastPathComponent()
-        .deletingLastPathComponent().appendingPathComponent("Recordings/BROAD")
+    /// `Tests/Recordings/BROAD/`, or `BROAD_DIRECTORY` (for a look at other trials by hand).
+    static let directory = ProcessInfo.processInfo.environment["BROAD_DIRECTORY"].map { URL(fileURLWithPath: $0) }
+        ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Recordings/BROAD")
 
     static let names = ["09_undisturbed_fast_rotation_with_breaks_B", "21_undisturbed_fast_combined",
                         "30_disturbed_stationary_magnet_C"]
@@ -41,7 +42,8 @@ struct BROADRecording {
             truth[String(f[0])] = Truth(attitude: q.isFinite ? q.normalized : nil, moving: f[5] == "1")
         }
         self.truth = truth
-        let json = try JSONSerialization.jsonObject(with: Data(contentsOf: Self.directory.appendingPathComponent("reference.json")))
+        let json = (try? Data(contentsOf: Self.directory.appendingPathComponent("reference.json")))
+            .flatMap { try? JSONSerialization.jsonObject(with: $0) }
         let trial = ((json as? [String: Any])?["trials"] as? [String: Any])?[name] as? [String: Any]
         vqfHeadingRMSE = trial?["vqf_heading_rmse_deg"] as? Double ?? .nan
         vqfInclinationRMSE = trial?["vqf_inclination_rmse_deg"] as? Double ?? .nan

@@ -39,7 +39,8 @@ import Testing
                 $0.accelerometerDeviationWeight = 0; $0.accelerometerMotionWeight = 0; $0.accelerometerNoiseMetresPerSecondSquared = sigma
             }))
         }
-        for name in BROADRecording.names {
+        let names = ProcessInfo.processInfo.environment["BROAD_NAMES"]?.split(separator: ",").map(String.init) ?? BROADRecording.names
+        for name in names {
             let recording = try BROADRecording(name)
             for (label, change) in variants {
                 var configuration = DaemonModel.Configuration()

@@ -208,6 +208,8 @@ public struct AttitudeFilter: Sendable {
         /// vertical is off by b/g₀, which turns the heading by (b/g₀)·tan|I| (NXP AN4248); added to
         /// the sigma, as the filter cannot see it.
         public var accelerometerBiasMetresPerSecondSquared = 0.015
+        /// The yaw kept across a gap (a rest) is this much less certain, degrees (default 2).
+        public var restYawDriftDegrees = 2.0
         /// Gyroscope samples farther apart than this are a gap: no integration across it, seconds
         /// (default 0.25: five periods at 20 Hz).
         public var maximumGyroscopeGapSeconds = 0.25
@@ -252,6 +254,8 @@ public struct AttitudeFilter: Sendable {
     /// Number of times the recovery rules found the attitude wrong (a tilt or a yaw the
     /// gyroscope missed) and re-seeded or re-levelled it, for tests and logs.
     public private(set) var attitudeRecoveryCount = 0
+    /// Number of re-seeds after a gap that kept the yaw from before it (the field disagreed).
+    public private(set) var heldYawSeedCount = 0
     /// Number of times a new magnetometer correction set the yaw (``magneticReferenceChanged(yawSigmaDegrees:)``).
     public private(set) var yawReseedCount = 0
 
@@ -295,6 +299,8 @@ public struct AttitudeFilter: Sendable {
     /// The expected field and the caller's interference flag given with the last magnetometer sample.
     private var lastExpected: ExpectedMagneticField?
     private var lastDisturbed = false
+    /// The attitude before a gap is worth keeping (false at the start and after `forgetAttitude()`).
+    private var previousAttitudeUsable = false
     /// Set by ``magneticReferenceChanged(yawSigmaDegrees:)``: the next magnetometer sample sets
     /// the yaw, with this extra one-sigma uncertainty (radians).
     private var pendingYawReseedSigma: Double?
@@ -336,6 +342,7 @@ public struct AttitudeFilter: Sendable {
     /// the next gyroscope sample re-seeds).
     public mutating func forgetAttitude() {
         unseed()
+        previousAttitudeUsable = false
         latestAcceleration = nil
         latestField = nil
     }
@@ -379,7 +386,7 @@ public struct AttitudeFilter: Sendable {
             propagate(by: time - t0, rate: omega)
             stateTime = max(t0, time)
         } else {
-            seed()
+            seed(afterGap: true)
             if isSeeded { stateTime = time }
         }
         lastGyroscopeTime = max(time, lastGyroscopeTime ?? time)
@@ -802,15 +809,42 @@ public struct AttitudeFilter: Sendable {
 
     /// Seeds the attitude from the latest accelerometer and magnetometer samples (TRIAD, as
     /// `TiltCompensation`), keeping the bias; the attitude covariance from the single samples' noise.
-    private mutating func seed() {
+    private mutating func seed(afterGap: Bool = false) {
         guard let a = latestAcceleration, let m = latestField,
               case .success(let o) = TiltCompensation.orientation(magnetic: m, acceleration: a),
               let q = Quaternion(rotationMatrix: Matrix3(rows: o.north, o.east, -o.up)) else {
             isSeeded = false
             return
         }
+        // After a gap (the gyroscope not read while the phone rested) with a field that disagrees
+        // with the reference — a magnet came near, or was fixed to the phone, during the rest —
+        // the yaw from before the gap is kept and only the tilt is taken from the accelerometer:
+        // a TRIAD on that field would set north wherever the magnet points (BROAD trial 32, a
+        // magnet 1 cm from the sensor: 79° off for the rest of the record; issue 36). The field is
+        // then held off like any disturbance.
+        if afterGap, previousAttitudeUsable, let direction = a.normalized,
+           !fieldAgreesAgainstAccelerometer(m, acceleration: a) {
+            let up = attitude.rotate(direction)
+            let axis = up.cross(Vector3(0, 0, -1))
+            if let unit = axis.normalized {
+                attitude = (Quaternion(rotationVector: unit * atan2(axis.length, -up.z)) * attitude).normalized ?? attitude
+            }
+            let sa = configuration.accelerometerNoiseMetresPerSecondSquared / TiltCompensation.standardGravity
+            let held = Angle.radians(configuration.restYawDriftDegrees)
+            ptt = Matrix3(sa * sa, 0, 0, 0, sa * sa, 0, 0, 0, ptt.row2.z + held * held)
+            ptb = Matrix3.diagonal(0)
+            isSeeded = true
+            seedCount += 1
+            heldYawSeedCount += 1
+            magneticState = .holding
+            recoveryStart = nil; agreementStart = nil
+            selector.reset()
+            updateAxis()
+            return
+        }
         attitude = q
         isSeeded = true
+        previousAttitudeUsable = true
         seedCount += 1
         let g = TiltCompensation.standardGravity
         let deviation = abs(a.length - g)
@@ -828,6 +862,7 @@ public struct AttitudeFilter: Sendable {
     }
 
     private mutating func unseed() {
+        previousAttitudeUsable = isSeeded || previousAttitudeUsable
         isSeeded = false
         stateTime = nil
         lastGyroscopeTime = nil
