@@ -142,6 +142,23 @@ public struct AttitudeFilter: Sendable {
         /// Time constant of the running RMS of |a| − g₀ that adds to the accelerometer's
         /// noise, seconds (default 1: steps at 2 Hz keep it up).
         public var motionTimeConstantSeconds = 1.0
+        /// When no accelerometer sample has been useful for gravity for this long (gated off or
+        /// too noisy: a phone shaken or vibrating, BROAD's vibration trials), seconds (default 1)…
+        public var lowPassedGravityAfterSeconds = 1.0
+        /// …gravity is measured from the accelerometer low-passed in a frame the gyroscope holds
+        /// still (each stored value turned with the device by the gyroscope's rotation, so a vector
+        /// fixed in space stays fixed and motion accelerations, zero on average while the velocity
+        /// stays bounded, fall out) — the idea of VQF's inclination correction (D. Laidig and
+        /// T. Seel, "VQF: Highly accurate IMU orientation estimation with bias estimation and
+        /// magnetic disturbance rejection", Information Fusion 91:187–204, 2023, §3.2, implemented
+        /// from the paper) — with this time constant, seconds (default 3)…
+        public var accelerometerLowPassSeconds = 3.0
+        /// …and this noise per sample, m/s² (default 1: the measurement is correlated over the
+        /// time constant).
+        public var lowPassedGravityNoiseMetresPerSecondSquared = 3.0
+        /// A raw accelerometer sample whose tilt noise is below this is useful for gravity,
+        /// degrees (default 6).
+        public var usefulGravityNoiseDegrees = 6.0
         /// Weight of (|a| − g₀)² in the accelerometer's noise (default 4: the deviation's direction
         /// is unknown, and twice its size covers it).
         public var accelerometerDeviationWeight = 4.0
@@ -301,6 +318,13 @@ public struct AttitudeFilter: Sendable {
     private var lastDisturbed = false
     /// The attitude before a gap is worth keeping (false at the start and after `forgetAttitude()`).
     private var previousAttitudeUsable = false
+    /// The accelerometer low-passed in the gyroscope's frame (device frame, m/s²), the time of its
+    /// last sample, and of the last raw sample useful for gravity.
+    private var lowPassedAcceleration: Vector3?
+    private var lowPassTime: Double?
+    private var lastUsefulGravityTime: Double?
+    /// Accelerometer samples that measured gravity through the low-pass, for tests and logs.
+    public private(set) var lowPassedGravityUpdateCount = 0
     /// Set by ``magneticReferenceChanged(yawSigmaDegrees:)``: the next magnetometer sample sets
     /// the yaw, with this extra one-sigma uncertainty (radians).
     private var pendingYawReseedSigma: Double?
@@ -381,7 +405,9 @@ public struct AttitudeFilter: Sendable {
             // magnetometer's samples in between) is redone on this one.
             let predicted = t0 - last
             if predicted > 0, time > t0 {
-                attitude = (attitude * Quaternion(rotationVector: (omega - lastRate) * predicted)).normalized ?? attitude
+                let redo = Quaternion(rotationVector: (omega - lastRate) * predicted)
+                attitude = (attitude * redo).normalized ?? attitude
+                if let stored = lowPassedAcceleration { lowPassedAcceleration = redo.inverseRotate(stored) }
             }
             propagate(by: time - t0, rate: omega)
             stateTime = max(t0, time)
@@ -405,10 +431,23 @@ public struct AttitudeFilter: Sendable {
         let g = TiltCompensation.standardGravity
         let length = a.length
         let deviation = abs(length - g)
-        if recoverTiltIfWrong(a, deviation: deviation, time: time) { return nil }
+        if recoverTiltIfWrong(a, deviation: deviation, time: time) {
+            lowPassedAcceleration = nil; lastUsefulGravityTime = time
+            return nil
+        }
+        let previousLowPass = lowPassTime ?? time
+        lowPassTime = time
+        if let stored = lowPassedAcceleration, time - previousLowPass <= configuration.maximumGyroscopeGapSeconds {
+            let weight = 1 - exp(-max(0, time - previousLowPass) / max(1e-3, configuration.accelerometerLowPassSeconds))
+            lowPassedAcceleration = stored + (a - stored) * weight
+        } else {
+            lowPassedAcceleration = a
+        }
+        if lastUsefulGravityTime == nil { lastUsefulGravityTime = time }
         guard deviation <= configuration.accelerationGateMetresPerSecondSquared, let direction = a.normalized else {
             let excess = min(deviation, 4 * configuration.accelerationGateMetresPerSecondSquared)
             accelerationDeviationVariance = max(accelerationDeviationVariance, excess * excess / 4)
+            measureLowPassedGravityIfStarved(time: time)
             return nil
         }
         // The recent RMS of |a| − g₀ (time constant ``Configuration/motionTimeConstantSeconds``):
@@ -422,17 +461,40 @@ public struct AttitudeFilter: Sendable {
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
         let noise = (sa * sa + configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr
             + configuration.accelerometerMotionWeight * accelerationDeviationVariance) / (g * g)
+        let useful = Angle.radians(configuration.usefulGravityNoiseDegrees)
+        guard noise <= useful * useful else {
+            measureLowPassedGravityIfStarved(time: time)
+            return nil
+        }
+        lastUsefulGravityTime = time
+        measureGravity(direction: direction, noise: noise)
+        return nil
+    }
+
+    /// One gravity measurement: the measured "up" (device frame, unit) against the attitude's, with
+    /// `noise` (rad²) on each horizontal component.
+    private mutating func measureGravity(direction: Vector3, noise: Double) {
         let measuredUp = attitude.rotate(direction)
         // Beyond the tilt-recovery angle the residual is outside the linear range (and would
         // teach the bias a rate that never was): a hand's push, or a wrong attitude that the
         // recovery rule re-seeds.
-        guard -measuredUp.z >= cos(Angle.radians(configuration.tiltRecoveryDegrees)) else { return nil }
+        guard -measuredUp.z >= cos(Angle.radians(configuration.tiltRecoveryDegrees)) else { return }
         let r = measuredUp - Vector3(0, 0, -1)
         // r_x = δθ_y, r_y = −δθ_x (world frame); the yaw gain is zeroed.
         update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false)
         update(innovation: -r.y, attitudeRow: Vector3(1, 0, 0), noise: noise, tilt: true, yaw: false)
         updateAxis()
-        return nil
+    }
+
+    /// While no raw accelerometer sample has been useful for gravity for
+    /// ``Configuration/lowPassedGravityAfterSeconds``, gravity is measured from the low-passed one.
+    private mutating func measureLowPassedGravityIfStarved(time: Double) {
+        guard let since = lastUsefulGravityTime, time - since >= configuration.lowPassedGravityAfterSeconds,
+              let filtered = lowPassedAcceleration, let direction = filtered.normalized,
+              filtered.length > TiltCompensation.freeFallFraction * TiltCompensation.standardGravity else { return }
+        let sa = configuration.lowPassedGravityNoiseMetresPerSecondSquared / TiltCompensation.standardGravity
+        lowPassedGravityUpdateCount += 1
+        measureGravity(direction: direction, noise: sa * sa)
     }
 
     /// A calibrated magnetometer sample, microtesla, device frame, at `time` seconds.
@@ -634,7 +696,10 @@ public struct AttitudeFilter: Sendable {
         guard dt > 0 else { return }
         let omega = rate - gyroscopeBiasRadiansPerSecond
         let rotation = attitude.rotationMatrix
-        attitude = (attitude * Quaternion(rotationVector: omega * dt)).normalized ?? attitude
+        let step = Quaternion(rotationVector: omega * dt)
+        attitude = (attitude * step).normalized ?? attitude
+        // A vector fixed in space, seen from the turned device.
+        if let stored = lowPassedAcceleration { lowPassedAcceleration = step.inverseRotate(stored) }
         let b = rotation * (-dt)
         let m = b * pbb
         let g = configuration.gyroscopeNoiseRadiansPerSecondPerRootHertz
@@ -862,6 +927,8 @@ public struct AttitudeFilter: Sendable {
     }
 
     private mutating func unseed() {
+        lowPassedAcceleration = nil
+        lastUsefulGravityTime = nil
         previousAttitudeUsable = isSeeded || previousAttitudeUsable
         isSeeded = false
         stateTime = nil
