@@ -19,7 +19,7 @@ struct Qiblactl: ParsableCommand {
             \(ExitStatus.table)
             """,
         version: qiblaVersion,
-        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Claim.self, Sun.self, SetLocation.self,
+        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Claim.self, Sun.self, SetLocation.self, Places.self,
                       ClearLocation.self, Remind.self])
 }
 
@@ -145,6 +145,12 @@ enum QibladClient {
     /// Whether `error` says no qiblad owns the name (and none could be activated).
     static func isAbsence(_ error: DBusError) -> Bool {
         error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner"
+    }
+
+    /// qiblad's position (Latitude, Longitude) when it knows one.
+    static func lastPosition(_ properties: [String: DBusValue]) -> GeodeticPosition? {
+        guard let latitude = properties["Latitude"]?.double, let longitude = properties["Longitude"]?.double else { return nil }
+        return try? GeodeticPosition(latitudeDegrees: latitude, longitudeDegrees: longitude)
     }
 
     static func properties(_ connection: DBusConnection) throws -> [String: DBusValue] {
@@ -283,19 +289,44 @@ struct StatusLine {
 struct SetLocation: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set-location", abstract: "Pin a manual location (used when there is no live fix).",
-        discussion: "Prints the status afterwards; --json as status --json prints it.")
+        discussion: """
+        LATITUDE LONGITUDE, or the NAME of a town: the first of `qiblactl places NAME` (towns near         qiblad's last known position first), named on stderr with its region and country so a         wrong one shows. Prints the status afterwards; --json as status --json prints it.
+        """)
     @OptionGroup var bus: BusOptions
     @Flag(name: .long, help: "Print the status afterwards as one JSON object (as status --json).") var json = false
-    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --).")
+    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --), or a town's NAME.")
     var coordinates: [String] = []
 
     func run() throws {
-        let position = try parsePosition(coordinates)
-        let connection = try bus.connect()
+        let connection: DBusConnection
+        let position: GeodeticPosition
+        if let name = Self.townName(coordinates) {
+            connection = try bus.connect()
+            let here = QibladClient.lastPosition(try QibladClient.properties(connection))
+            guard let town = try TownSearch.matches(name, limit: 1, near: here).first?.place else {
+                throw fail(TownSearch.noMatch(name), status: .invalidValue)
+            }
+            printError("qiblactl: \(town.title) (\(fixed(town.latitudeDegrees, 4)), \(fixed(town.longitudeDegrees, 4)))")
+            guard let town = try? GeodeticPosition(latitudeDegrees: town.latitudeDegrees, longitudeDegrees: town.longitudeDegrees) else {
+                throw fail("the offline list places \(town.title) out of range", status: .failure)
+            }
+            position = town
+        } else {
+            position = try parsePosition(coordinates)
+            connection = try bus.connect()
+        }
         _ = try QibladClient.call(connection, "SetManualLocation",
                                   [.double(position.latitudeDegrees), .double(position.longitudeDegrees)])
         let properties = try QibladClient.properties(connection)
         printLine(json ? DaemonState(properties).json.text : StatusLine(properties).text)
+    }
+
+    /// The words as a town's name: none is an option or `--`, and one has a letter (so "1 2",
+    /// "-- -33 18" and "--sytem 1 2" stay coordinates and their errors).
+    static func townName(_ words: [String]) -> String? {
+        guard !words.isEmpty, !words.contains(where: { $0 == "--" || CoordinateWords.isOption($0) }),
+              words.contains(where: { !CoordinateWords.isNumber($0) && $0.contains(where: \.isLetter) }) else { return nil }
+        return words.joined(separator: " ")
     }
 }
 
