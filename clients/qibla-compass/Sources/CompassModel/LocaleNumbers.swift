@@ -71,3 +71,14 @@ extension Character {
         return Int(v - 0x30)
     }
 }
+
+/// Which way the user's language is written, as its catalogue says (GTK's own convention: the
+/// message "default:LTR", translated "default:RTL" in Arabic, Urdu, Persian). The app sets GTK's
+/// default direction from it, so the layout mirrors even where GTK has no catalogue of its own
+/// for the language (Urdu); the dial is drawn the same in both directions.
+public enum LanguageDirection {
+    public static var isRightToLeft: Bool {
+        // TRANSLATORS: write "default:RTL" if your language is written from right to left, else keep "default:LTR".
+        tr("default:LTR") == "default:RTL"
+    }
+}

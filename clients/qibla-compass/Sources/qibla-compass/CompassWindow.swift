@@ -795,6 +795,7 @@ final class CompassWindow {
         print("heading=\(properties.double(.heading).map { "\($0)" } ?? "nan")")
         print("qibla=\(properties.double(.qiblaBearing).map { "\($0)" } ?? "nan")")
         print("size=\(window.width)x\(window.height)")
+        print("direction=\(window.isRightToLeft ? "rtl" : "ltr")")
         print("saved=\(saved)")
         exitStatus = saved && complete ? 0 : 1
         Adwaita.quit(app)

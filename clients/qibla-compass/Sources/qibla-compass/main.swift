@@ -87,6 +87,8 @@ func localeDirectory() -> String {
 
 var window: CompassWindow?
 let status = Adwaita.run(applicationID: CompassWindow.applicationID, unique: options.screenshotPath == nil) { app in
+    // GTK set the direction from its own catalogue at start-up (none for Urdu); the app's decides.
+    Widget.setDefaultDirection(rightToLeft: LanguageDirection.isRightToLeft)
     let w = CompassWindow(app: app, options: options)
     window = w
     w.present()

@@ -189,6 +189,8 @@ import TestSupport
         let digits = Array(catalogue["0123456789"] ?? "")
         #expect(digits.count == 10 && digits.allSatisfy(\.isNumber), "po/\(language).po digits: \(digits)")
         #expect(catalogue[".,"]?.count == 2, "po/\(language).po separators: \(String(describing: catalogue[".,"]))")
+        let direction = ["ar", "ur", "fa"].contains(language) ? "default:RTL" : "default:LTR"
+        #expect(catalogue["default:LTR"] == direction, "po/\(language).po: the direction is \(String(describing: catalogue["default:LTR"]))")
     }
 
     // MARK: make install
