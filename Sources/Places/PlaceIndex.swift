@@ -30,31 +30,33 @@ public struct PlaceIndex: Sendable {
         nameStart.reserveCapacity(places.count + 1); otherStart.reserveCapacity(places.count)
         // Regions and countries repeat: each distinct one is folded once.
         var foldedOther: [String: [UInt8]] = [:]
+        func appendName(_ name: String) {
+            let before = text.count
+            SearchText.append(folded: name, to: &text)
+            if text.count > before { text.append(0) }
+        }
+        func appendOther(_ other: String) {
+            guard !other.isEmpty else { return }
+            if let folded = foldedOther[other] {
+                text += folded
+            } else {
+                var folded: [UInt8] = []
+                SearchText.append(folded: other, to: &folded)
+                folded.append(0)
+                foldedOther[other] = folded
+                text += folded
+            }
+        }
         for place in places {
             nameStart.append(Int32(text.count))
-            var names = [place.name]
-            if place.englishName != place.name { names.append(place.englishName) }
-            names += place.alternateNames
-            for name in names {
-                let before = text.count
-                SearchText.append(folded: name, to: &text)
-                if text.count > before { text.append(0) }
-            }
+            appendName(place.name)
+            if place.englishName != place.name { appendName(place.englishName) }
+            for name in place.alternateNames { appendName(name) }
             otherStart.append(Int32(text.count))
-            var others = [place.region, place.country]
-            if place.englishRegion != place.region { others.append(place.englishRegion) }
-            if place.englishCountry != place.country { others.append(place.englishCountry) }
-            for other in others where !other.isEmpty {
-                if let folded = foldedOther[other] {
-                    text += folded
-                } else {
-                    var folded: [UInt8] = []
-                    SearchText.append(folded: other, to: &folded)
-                    folded.append(0)
-                    foldedOther[other] = folded
-                    text += folded
-                }
-            }
+            appendOther(place.region)
+            appendOther(place.country)
+            if place.englishRegion != place.region { appendOther(place.englishRegion) }
+            if place.englishCountry != place.country { appendOther(place.englishCountry) }
         }
         nameStart.append(Int32(text.count))
         self.text = text

@@ -46,6 +46,7 @@ public enum Geonames {
         var size = 0
         guard let data = g_bytes_get_data(bytes, &size), size > 0 else { throw ReadError(description: "libgeonames' list is empty") }
         let raw = UnsafeRawBufferPointer(start: data, count: size)
+        guard hasCatalogue else { return WellKnownNames.adding(to: try parse(raw) { key in key.english }) }
         var translations = Translations()
         return WellKnownNames.adding(to: try parse(raw) { translations.text(for: $0) })
     }
@@ -77,6 +78,20 @@ public enum Geonames {
     enum Key {
         case town(id: String, english: String)
         case other(code: String, english: String)
+
+        var english: String {
+            switch self {
+            case .town(_, let english), .other(_, let english): english
+            }
+        }
+    }
+
+    /// Whether the user's language has a catalogue of names: gettext hands back a catalogue's
+    /// header for the empty message, and the empty message itself without one (English), when
+    /// the 24,361 lookups are skipped.
+    static var hasCatalogue: Bool {
+        guard let header = dgettext(textDomain, "") else { return false }
+        return header.pointee != 0
     }
 
     /// The towns of an a(sssssssudd) variant's serialized bytes (native byte order), names passed
@@ -110,22 +125,24 @@ public enum Geonames {
             let tupleSize = end - start, width = offsetSize(tupleSize)
             guard tupleSize >= 7 * width + 20 else { throw bad }
             let tupleFraming = end - 7 * width
-            var strings: [String] = []
-            strings.reserveCapacity(7)
+            // The strings' byte ranges (the time zone, the seventh, is not read).
+            var ranges: [Range<Int>] = []
+            ranges.reserveCapacity(7)
             var stringStart = 0
             for k in 0..<7 {
                 let stringEnd = offset(at: end - (k + 1) * width, width: width)
                 guard stringStart < stringEnd, start + stringEnd <= tupleFraming, raw[start + stringEnd - 1] == 0 else { throw bad }
-                strings.append(String(decoding: UnsafeRawBufferPointer(rebasing: raw[(start + stringStart)..<(start + stringEnd - 1)]), as: UTF8.self))
+                ranges.append((start + stringStart)..<(start + stringEnd - 1))
                 stringStart = stringEnd
             }
+            func string(_ k: Int) -> String { String(decoding: UnsafeRawBufferPointer(rebasing: raw[ranges[k]]), as: UTF8.self) }
             let populationAt = (stringStart + 3) & ~3, latitudeAt = (populationAt + 4 + 7) & ~7
             guard start + latitudeAt + 16 <= tupleFraming else { throw bad }
             let population = raw.loadUnaligned(fromByteOffset: start + populationAt, as: UInt32.self)
             let latitude = raw.loadUnaligned(fromByteOffset: start + latitudeAt, as: Double.self)
             let longitude = raw.loadUnaligned(fromByteOffset: start + latitudeAt + 8, as: Double.self)
             guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else { throw bad }
-            let id = strings[0], name = strings[1], admin1 = strings[2], region = strings[3], countryCode = strings[4], country = strings[5]
+            let id = string(0), name = string(1), admin1 = string(2), region = string(3), countryCode = string(4), country = string(5)
             places.append(Place(
                 id: id, name: translate(.town(id: id, english: name)), englishName: name,
                 region: region.isEmpty ? "" : translate(.other(code: "\(countryCode).\(admin1)", english: region)),
