@@ -31,18 +31,40 @@ public enum SearchText {
         if !ascii {
             bytes.removeSubrange(start...)
             lastWasSpace = true
-            for scalar in text.lowercased().unicodeScalars {
+            func fold(_ scalar: Unicode.Scalar) {
+                let value = scalar.value
+                if value < 0x80 {
+                    let byte = UInt8(value)
+                    if (byte >= 0x61 && byte <= 0x7A) || (byte >= 0x30 && byte <= 0x39) {
+                        bytes.append(byte); lastWasSpace = false
+                    } else if byte >= 0x41 && byte <= 0x5A {
+                        bytes.append(byte | 0x20); lastWasSpace = false
+                    } else if !lastWasSpace {
+                        bytes.append(0x20); lastWasSpace = true
+                    }
+                    return
+                }
                 let properties = scalar.properties
-                if properties.generalCategory == .nonspacingMark || properties.generalCategory == .enclosingMark || scalar.value == 0x0640 { continue }
-                if let plain = foldedLetters[scalar.value] {
+                let category = properties.generalCategory
+                if category == .nonspacingMark || category == .enclosingMark || value == 0x0640 { return }
+                if let plain = foldedLetters[value] {
                     bytes.append(contentsOf: plain.utf8)
                     lastWasSpace = false
                 } else if properties.isAlphabetic || properties.numericType != nil {
-                    bytes.append(contentsOf: String(scalar).utf8)
+                    UTF8.encode(scalar) { bytes.append($0) }
                     lastWasSpace = false
                 } else if !lastWasSpace {
                     bytes.append(0x20)
                     lastWasSpace = true
+                }
+            }
+            for scalar in text.unicodeScalars {
+                // Only letters with case need the lower-case mapping (a String); Arabic, Bengali
+                // and the like have none.
+                if scalar.value >= 0x80, scalar.properties.changesWhenLowercased {
+                    for lower in scalar.properties.lowercaseMapping.unicodeScalars { fold(lower) }
+                } else {
+                    fold(scalar)
                 }
             }
         }
