@@ -65,9 +65,6 @@ let package = Package(
             name: "CGPS", path: "Sources/CLibraries/CGPS", pkgConfig: "libgps",
             providers: [.apt(["libgps-dev"])]),
 
-        .systemLibrary(
-            name: "CGeonames", path: "Sources/CLibraries/CGeonames", pkgConfig: "geonames",
-            providers: [.apt(["libgeonames-dev"])]),
         .systemLibrary(name: "CLinux", path: "Sources/CLibraries/CLinux"),
         .systemLibrary(name: "CMath", path: "Sources/CLibraries/CMath"),
 
@@ -141,7 +138,8 @@ let package = Package(
 
         .target(
             name: "QiblaGeonames",
-            dependencies: ["CGeonames", "QiblaPlaces"],
+            // libgeonames (Debian's libgeonames0) is loaded at run time, not linked (Geonames.swift).
+            dependencies: ["QiblaPlaces", "QiblaPlatform"],
             path: "Sources/Adapters/Geonames",
             swiftSettings: strict),
 

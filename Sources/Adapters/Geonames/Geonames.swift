@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-// libgeonames (Lomiri's GeoNames library, Debian's libgeonames0): the only file that calls it.
+// libgeonames (Lomiri's GeoNames library, Debian's libgeonames0): the only file that uses it.
 // Its list — every town of 15,000 people or more from geonames.org's cities15000 (CC BY 4.0),
 // 24,361 in version 0.3.0, each with its first-level region, country, time zone, population and
 // position — is compiled into the library as a zlib-compressed GResource holding one GVariant of
@@ -7,12 +7,16 @@
 // population, latitude, longitude (degrees). Its gettext catalogues (domain "geonames",
 // libgeonames-common) translate a town by its geonameid, a region by "CC.admin1", a country by "CC".
 //
-// The public API (geonames_get_city and its getters) answers one town at a time with an
-// allocation per field, and gives no English name once a catalogue translates it; the list is
-// read here instead in one pass over the variant's serialized bytes (GVariant's serialisation
-// format, as GLib's gvariant-serialiser.c documents it), every offset checked.
-import CGeonames
+// The library is loaded when the list is first asked for (dlopen, through QiblaPlatform's
+// SharedLibrary), not linked: qiblactl's other commands then map neither it nor GLib and GIO
+// (BENCHMARKS.md has what linking cost). Loading it registers the resource; GLib's
+// g_resources_lookup_data hands back the decompressed variant. The public API (geonames_get_city
+// and its getters) answers one town at a time with an allocation per field and gives no English
+// name once a catalogue translates it, so the list is read here in one pass over the variant's
+// serialized bytes (GVariant's serialisation format, as GLib's gvariant-serialiser.c documents
+// it), every offset checked.
 import QiblaPlaces
+import QiblaPlatform
 
 public enum Geonames {
     /// Why the list could not be read.
@@ -24,29 +28,50 @@ public enum Geonames {
     static let resourcePath = "/com/lomiri/geonames/cities.compiled"
     static let textDomain = "geonames"
 
+    /// The library's soname (Debian's libgeonames0).
+    static let libraryName = "libgeonames.so.0"
+
     /// Lets the catalogues follow the user's language (LANGUAGE, LC_ALL, LC_MESSAGES) in a process
     /// that has not called setlocale (qiblactl), names given in UTF-8 whatever the character set.
-    public static func useUserLanguage() {
-        setlocale(LC_MESSAGES, "")
-        bind_textdomain_codeset(textDomain, "UTF-8")
+    public static func useUserLanguage() { Gettext.useUserLanguage(for: textDomain) }
+
+    /// The GLib functions the list is read with, from the loaded library's dependencies.
+    private struct GLibCalls {
+        typealias LookupData = @convention(c) (UnsafePointer<CChar>, UInt32, UnsafeMutableRawPointer?) -> OpaquePointer?
+        typealias BytesData = @convention(c) (OpaquePointer, UnsafeMutablePointer<Int>) -> UnsafeRawPointer?
+        typealias BytesUnref = @convention(c) (OpaquePointer) -> Void
+        let lookupData: LookupData
+        let bytesData: BytesData
+        let bytesUnref: BytesUnref
+
+        init(_ library: SharedLibrary) throws(SharedLibrary.LoadError) {
+            lookupData = unsafeBitCast(try library.symbol("g_resources_lookup_data"), to: LookupData.self)
+            bytesData = unsafeBitCast(try library.symbol("g_bytes_get_data"), to: BytesData.self)
+            bytesUnref = unsafeBitCast(try library.symbol("g_bytes_unref"), to: BytesUnref.self)
+        }
     }
 
     /// Every town of the list, names in the user's language where the catalogue has them (the
     /// process's LC_MESSAGES: call setlocale or ``useUserLanguage()`` first), with GeoNames' own
-    /// names beside them and ``WellKnownNames`` added.
+    /// names beside them and ``WellKnownNames`` added. Loads libgeonames at the first call.
     public static func towns() throws(ReadError) -> [Place] {
-        bind_textdomain_codeset(textDomain, "UTF-8")
-        var error: UnsafeMutablePointer<GError>?
-        guard let bytes = g_resources_lookup_data(resourcePath, G_RESOURCE_LOOKUP_FLAGS_NONE, &error) else {
-            let message = error.map { String(cString: $0.pointee.message) } ?? "not found"
-            g_clear_error(&error)
-            throw ReadError(description: "libgeonames has no \(resourcePath) (\(message)); it lists \(geonames_get_n_cities()) towns through an API this version does not read")
+        let glib: GLibCalls
+        do {
+            let library = try SharedLibrary(libraryName)
+            _ = try library.symbol("geonames_get_n_cities")    // the library it claims to be
+            glib = try GLibCalls(library)
+        } catch {
+            throw ReadError(description: "cannot load libgeonames (Debian's libgeonames0): \(error.description)")
         }
-        defer { g_bytes_unref(bytes) }
+        // G_RESOURCE_LOOKUP_FLAGS_NONE; no GError asked for (its absence is the message).
+        guard let bytes = glib.lookupData(resourcePath, 0, nil) else {
+            throw ReadError(description: "libgeonames has no \(resourcePath): a version other than 0.3.0?")
+        }
+        defer { glib.bytesUnref(bytes) }
         var size = 0
-        guard let data = g_bytes_get_data(bytes, &size), size > 0 else { throw ReadError(description: "libgeonames' list is empty") }
+        guard let data = glib.bytesData(bytes, &size), size > 0 else { throw ReadError(description: "libgeonames' list is empty") }
         let raw = UnsafeRawBufferPointer(start: data, count: size)
-        guard hasCatalogue else { return WellKnownNames.adding(to: try parse(raw) { key in key.english }) }
+        guard Gettext.hasCatalogue(textDomain) else { return WellKnownNames.adding(to: try parse(raw) { key in key.english }) }
         var translations = Translations()
         return WellKnownNames.adding(to: try parse(raw) { translations.text(for: $0) })
     }
@@ -66,13 +91,8 @@ public enum Geonames {
             }
         }
 
-        /// The catalogue's text for `msgid`, nil when it has none (dgettext then hands back its argument).
-        private func lookup(_ msgid: String) -> String? {
-            msgid.withCString { id in
-                guard let text = dgettext(Geonames.textDomain, id), text != UnsafePointer(id) else { return nil }
-                return String(cString: text)
-            }
-        }
+        /// The catalogue's text for `msgid`, nil when it has none.
+        private func lookup(_ msgid: String) -> String? { Gettext.translation(msgid, domain: Geonames.textDomain) }
     }
 
     enum Key {
@@ -84,14 +104,6 @@ public enum Geonames {
             case .town(_, let english), .other(_, let english): english
             }
         }
-    }
-
-    /// Whether the user's language has a catalogue of names: gettext hands back a catalogue's
-    /// header for the empty message, and the empty message itself without one (English), when
-    /// the 24,361 lookups are skipped.
-    static var hasCatalogue: Bool {
-        guard let header = dgettext(textDomain, "") else { return false }
-        return header.pointee != 0
     }
 
     /// The towns of an a(sssssssudd) variant's serialized bytes (native byte order), names passed
