@@ -121,23 +121,25 @@ public struct PlaceIndex: Sendable {
                 }
             }
         }
-        var ranked: [(match: Match, nearby: Bool)] = found.map { quality, index in
+        // Ranked by keys alone; a Match (a copy of its Place) is made for the best `limit` only,
+        // so a 1-letter query's thousands of matches cost no copies.
+        var ranked: [(quality: MatchQuality, nearby: Bool, population: Int, distance: Double?, index: Int)] = found.map { quality, index in
             let place = places[index]
             var distance: Double?
             if let here, let there = try? GeodeticPosition(latitudeDegrees: place.latitudeDegrees, longitudeDegrees: place.longitudeDegrees) {
                 distance = GreatCircle.distanceMetres(from: here, to: there)
             }
-            return (Match(place: place, quality: quality, distanceMetres: distance), (distance ?? .infinity) <= Self.nearbyMetres)
+            return (quality, (distance ?? .infinity) <= Self.nearbyMetres, place.population, distance, index)
         }
         ranked.sort { a, b in
-            if a.match.quality != b.match.quality { return a.match.quality < b.match.quality }
+            if a.quality != b.quality { return a.quality < b.quality }
             if a.nearby != b.nearby { return a.nearby }
-            if a.match.place.population != b.match.place.population { return a.match.place.population > b.match.place.population }
-            let da = a.match.distanceMetres ?? 0, db = b.match.distanceMetres ?? 0
+            if a.population != b.population { return a.population > b.population }
+            let da = a.distance ?? 0, db = b.distance ?? 0
             if da != db { return da < db }
-            return a.match.place.title < b.match.place.title
+            return places[a.index].title < places[b.index].title
         }
-        return ranked.prefix(limit).map(\.match)
+        return ranked.prefix(limit).map { Match(place: places[$0.index], quality: $0.quality, distanceMetres: $0.distance) }
     }
 
     /// ``matches(_:limit:near:)``'s places.
