@@ -41,6 +41,9 @@ public enum Gettext {
     /// hands `domain`'s messages in UTF-8 whatever the locale's character set.
     public static func useUserLanguage(for domain: String) { Syscalls.useMessagesLocale(domain: domain) }
 
+    /// Looks for `domain`'s catalogues in `directory` (`bindtextdomain(3)`: DIRECTORY/LANG/LC_MESSAGES/DOMAIN.mo).
+    public static func bind(_ domain: String, directory: String) { Syscalls.bindTextDomain(domain, directory: directory) }
+
     /// Whether `domain` has a catalogue for the user's language (its header, the translation of "").
     public static func hasCatalogue(_ domain: String) -> Bool { translation("", domain: domain) != nil }
 }

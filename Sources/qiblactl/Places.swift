@@ -75,7 +75,8 @@ enum TownSearch {
     }
 
     static func noMatch(_ query: String) -> String {
-        "no town called “\(query)” in the offline list (towns of 15,000 people or more); try another spelling, a larger town nearby, or LATITUDE LONGITUDE"
+        fill(tr("no town called “{query}” in the offline list (towns of 15,000 people or more); try another spelling, a larger town nearby, or LATITUDE LONGITUDE"),
+             ["query": query])
     }
 
     static func json(_ match: PlaceIndex.Match) -> JSONObject {

@@ -514,6 +514,10 @@ enum Syscalls {
         }
     }
 
+    static func bindTextDomain(_ domain: String, directory: String) {
+        bindtextdomain(domain, directory)
+    }
+
     static func useMessagesLocale(domain: String) {
         setlocale(LC_MESSAGES, "")
         bind_textdomain_codeset(domain, "UTF-8")
