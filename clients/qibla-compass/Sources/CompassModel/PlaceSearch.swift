@@ -12,6 +12,14 @@ extension PlaceIndex {
     }
 }
 
+extension Place {
+    /// ``Place/title`` with the language's list separator ("Birmingham، England، United Kingdom" in Arabic).
+    public var localizedTitle: String {
+        // TRANSLATORS: the separator between a town, its region and its country ("Birmingham, England, United Kingdom"); Arabic, Persian and Urdu write "، ".
+        title(separator: tr(", "))
+    }
+}
+
 extension String {
     /// Without spaces at either end.
     public var trimmingSpaces: String {

@@ -367,7 +367,7 @@ final class CompassWindow {
         log("search '\(text)': \(placeMatches.count) matches in \(MainLoop.monotonicMicroseconds - started) µs")
         placeList.removeAllRows()
         for place in placeMatches {
-            placeList.listAppend(Adwaita.placeRow(title: place.name, subtitle: place.title))
+            placeList.listAppend(Adwaita.placeRow(title: place.name, subtitle: place.localizedTitle))
         }
         placeList.isVisible = !placeMatches.isEmpty
         searchedOnce = true
@@ -609,7 +609,7 @@ final class CompassWindow {
     }
 
     private func setLocation(_ place: Place) {
-        setManualLocation(latitude: place.latitudeDegrees, longitude: place.longitudeDegrees, named: place.title)
+        setManualLocation(latitude: place.latitudeDegrees, longitude: place.longitudeDegrees, named: place.localizedTitle)
     }
 
     /// SetManualLocation; on success the page closes and a toast names the place.

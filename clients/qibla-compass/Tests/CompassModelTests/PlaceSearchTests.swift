@@ -37,3 +37,12 @@ import Testing
         #expect(position.latitude == -33.9 && position.longitude == 18.4)
     }
 }
+
+@Suite struct PlaceTitleTests {
+    /// Without a catalogue (the tests' language) the separator is a comma.
+    @Test func titleWithTheLanguagesSeparator() {
+        let place = Place(name: "Birmingham", englishName: "Birmingham", region: "England", country: "United Kingdom",
+                          latitudeDegrees: 52.48, longitudeDegrees: -1.9)
+        #expect(place.localizedTitle == "Birmingham, England, United Kingdom")
+    }
+}
