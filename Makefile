@@ -22,6 +22,7 @@ SWIFT       ?= swift
 BINDIR      ?= $(PREFIX)/bin
 DATADIR     ?= $(PREFIX)/share
 MANDIR      ?= $(DATADIR)/man
+LOCALEDIR   ?= $(DATADIR)/locale
 DOCDIR      ?= $(DATADIR)/doc/qiblad
 ifeq ($(PREFIX),/usr)
 SYSCONFDIR  ?= /etc
@@ -54,6 +55,9 @@ USER_MODE_VARS = PREFIX=$(HOME)/.local SYSTEMDUSERUNITDIR=$(XDG_CONFIG_HOME)/sys
 
 BINARIES = qiblad qiblactl
 INSTALL  ?= install
+MSGFMT   ?= msgfmt
+# qiblactl's catalogues (po/: its words for people; gettext domain qiblactl).
+LINGUAS  = $(shell sed -e 's/\#.*//' po/LINGUAS)
 
 .PHONY: all build check install install-user install-common install-system uninstall uninstall-user uninstall-common uninstall-system app install-app uninstall-app
 all: build
@@ -108,6 +112,10 @@ install-common:
 	$(BUILDDIR)/qiblad --generate-completion-script bash > $(DESTDIR)$(BASHCOMPDIR)/qiblad
 	$(BUILDDIR)/qiblad --generate-completion-script zsh > $(DESTDIR)$(ZSHCOMPDIR)/_qiblad
 	$(BUILDDIR)/qiblad --generate-completion-script fish > $(DESTDIR)$(FISHCOMPDIR)/qiblad.fish
+	for l in $(LINGUAS); do \
+		$(INSTALL) -d $(DESTDIR)$(LOCALEDIR)/$$l/LC_MESSAGES && \
+		$(MSGFMT) --check -o $(DESTDIR)$(LOCALEDIR)/$$l/LC_MESSAGES/qiblactl.mo po/$$l.po || exit 1; \
+	done
 
 # The system service, its bus policy and activation file, the qiblad user, the udev rule for buffered IIO.
 install-system:
@@ -125,7 +133,8 @@ INSTALLED_COMMON = $(addprefix $(BINDIR)/,$(BINARIES)) $(SYSTEMDUSERUNITDIR)/qib
 	$(DBUSSERVICEDIR)/io.github.qiblad.Qibla1.service $(DBUSINTERFACEDIR)/io.github.qiblad.Qibla1.xml \
 	$(DOCDIR)/qiblad.conf $(MANDIR)/man1/qiblactl.1 $(MANDIR)/man5/qiblad.conf.5 $(MANDIR)/man8/qiblad.8 \
 	$(BASHCOMPDIR)/qiblactl $(BASHCOMPDIR)/qiblad $(ZSHCOMPDIR)/_qiblactl $(ZSHCOMPDIR)/_qiblad \
-	$(FISHCOMPDIR)/qiblactl.fish $(FISHCOMPDIR)/qiblad.fish
+	$(FISHCOMPDIR)/qiblactl.fish $(FISHCOMPDIR)/qiblad.fish \
+	$(foreach l,$(LINGUAS),$(LOCALEDIR)/$(l)/LC_MESSAGES/qiblactl.mo)
 INSTALLED_SYSTEM = $(SYSTEMDSYSTEMUNITDIR)/qiblad.service $(DBUSSYSTEMSERVICEDIR)/io.github.qiblad.Qibla1.service \
 	$(DBUSPOLICYDIR)/io.github.qiblad.Qibla1.conf $(DBUSPOLICYDIR)/qiblad-iio-sensor-proxy.conf \
 	$(UDEVRULESDIR)/70-qiblad-iio.rules $(SYSUSERSDIR)/qiblad.conf

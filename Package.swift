@@ -6,6 +6,7 @@
 //   QiblaCore            pure math, no I/O (Sources/QiblaCore)
 //   QiblaInterface       the D-Bus interface as a typed table, generated from dbus/ (Sources/Interface)
 //   QiblaDaemon          the daemon's model and policy, pure, one-way data flow (Sources/Daemon)
+//   QiblaPlaces          towns by name: folding, ranking, the well-known names; pure (Sources/Places)
 //   QiblaPlatform        the only code that calls the C library: clocks, threads, fds, files, processes (Sources/Platform)
 //   adapters             one module per outside world (Sources/Adapters/*, Sources/CLibraries/*)
 //   QiblaSimulator       fake IIO devices driven by QiblaCore (Sources/Simulator)
@@ -37,6 +38,9 @@ let package = Package(
         // the test harness (private dbus-daemon, child processes) their integration tests share.
         .library(name: "QiblaInterface", targets: ["QiblaInterface"]),
         .library(name: "QiblaTestSupport", targets: ["TestSupport"]),
+        // The place search qiblactl and the app share: pure, and its libgeonames adapter.
+        .library(name: "QiblaPlaces", targets: ["QiblaPlaces"]),
+        .library(name: "QiblaGeonames", targets: ["QiblaGeonames"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
@@ -51,6 +55,7 @@ let package = Package(
         .target(name: "QiblaInterface", path: "Sources/Interface", swiftSettings: strict),
         .target(name: "QiblaDaemon", dependencies: ["QiblaCore", "QiblaInterface"], path: "Sources/Daemon",
                 swiftSettings: strict),
+        .target(name: "QiblaPlaces", dependencies: ["QiblaCore"], path: "Sources/Places", swiftSettings: strict),
 
         // MARK: C libraries (one shim each)
         .systemLibrary(
@@ -137,6 +142,13 @@ let package = Package(
             swiftSettings: strict),
 
         .target(
+            name: "QiblaGeonames",
+            // libgeonames (Debian's libgeonames0) is loaded at run time, not linked (Geonames.swift).
+            dependencies: ["QiblaPlaces", "QiblaPlatform"],
+            path: "Sources/Adapters/Geonames",
+            swiftSettings: strict),
+
+        .target(
             name: "QiblaConfiguration",
             dependencies: [
                 "QiblaCore", "QiblaDaemon", "QiblaGPSD", "QiblaGeoClue", "QiblaIIO", "QiblaState",
@@ -171,7 +183,7 @@ let package = Package(
         .executableTarget(
             name: "qiblactl",
             dependencies: [
-                "QiblaCore", "QiblaInterface", "QiblaDBus", "QiblaEventLoop", "QiblaPlatform",
+                "QiblaCore", "QiblaInterface", "QiblaDBus", "QiblaEventLoop", "QiblaPlatform", "QiblaPlaces", "QiblaGeonames",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qiblactl",
@@ -216,6 +228,8 @@ let package = Package(
             dependencies: ["QiblaIIO", "QiblaIIOFormat", "QiblaSimulator", "QiblaCore", "TestSupport", "CAllocationCounter"],
             swiftSettings: strict),
         .testTarget(name: "QiblaIIOFormatTests", dependencies: ["QiblaIIOFormat"], swiftSettings: strict),
+        .testTarget(name: "QiblaPlacesTests", dependencies: ["QiblaPlaces"], swiftSettings: strict),
+        .testTarget(name: "QiblaGeonamesTests", dependencies: ["QiblaGeonames", "QiblaPlaces", "QiblaCore"], swiftSettings: strict),
         .testTarget(
             name: "ReplayTests", dependencies: ["QiblaSensorLog", "QiblaDaemon", "QiblaInterface", "QiblaCore", "TestSupport"],
             swiftSettings: strict),

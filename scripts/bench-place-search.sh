@@ -1,25 +1,30 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# Places by name (issue 32): what the app's offline place search costs, and what linking
-# libgweather would cost qiblactl. Part 1 runs the app's own search (`qibla-compass --find-place`,
-# release build) RUNS times per query and prints the medians of the three steps it times on
-# GLib's monotonic clock: reading libgweather's world (done once per process, at the first
-# keystroke), folding it into the index (once), and one search (each keystroke). Part 2 measures
-# start-up and peak memory, with /usr/bin/time, of: an empty C program; a C program that only
-# links gweather4; one that also loads the world and walks it (what `qiblactl qibla PLACE` would
-# do); and `qiblactl --version`. The tables go into BENCHMARKS.md between the place-search markers.
+# Places by name (issue 38): what the offline town search costs per keystroke, and what
+# libgeonames costs qiblactl. Part 1 runs the app's own search (`qibla-compass --find-place Q1
+# --find-place Q2 …`, release build: the queries searched in turn over one index, as keystrokes
+# are) RUNS times per typed word and prints the medians of the steps it times in the thread's
+# processor time and on GLib's monotonic clock: reading libgeonames' list (decompressing its GResource and walking the variant, names
+# through the user's catalogue), folding it into the index, the first keystroke's search, and the
+# slowest of the later keystrokes. The first keystroke's answer, when the index is built at that
+# keystroke, is the sum of the first three. Part 2 measures start-up, peak memory and the shared
+# libraries ldd lists, with /usr/bin/time, of: `qiblactl --version` before issue 38 (BASE, default
+# the commit before it, built in a scratch copy), optionally a build that links libgeonames
+# (BENCH_LINKED_QIBLACTL, BENCH_LINKED_COMMIT), this tree's (which loads libgeonames only for
+# its name commands), and this tree's `qiblactl places mecca`. The tables go into
+# BENCHMARKS.md between the place-search markers.
 #
 #   scripts/bench-place-search.sh [runs]                  (default 20)
 #   BENCH_NO_BUILD=1 scripts/bench-place-search.sh        (reuse the release builds)
+#   BENCH_BASE_QIBLACTL=path scripts/bench-place-search.sh  (a qiblactl without libgeonames)
 #   BENCH_OUTPUT=/dev/null scripts/bench-place-search.sh  (print only)
 set -euo pipefail
 cd "$(dirname "$0")/.."
 runs=${1:-20}
 output=${BENCH_OUTPUT:-BENCHMARKS.md}
+base_commit=${BENCH_BASE:-f896769}
 work=$(mktemp -d /tmp/bench-place-search.XXXXXX)
 trap 'rm -rf "$work"' EXIT
-write_marked_section() { :; }
-. scripts/lib/bench-common.sh
 if [[ -z ${BENCH_NO_BUILD:-} ]]; then
     echo "== building qiblactl and the app (release)" >&2
     swift build -c release --product qiblactl >"$work/build.log" 2>&1
@@ -28,79 +33,83 @@ fi
 app=clients/qibla-compass/.build/release/qibla-compass
 qiblactl=.build/release/qiblactl
 [[ -x $app && -x $qiblactl ]] || { echo "bench-place-search: build $app and $qiblactl first" >&2; exit 1; }
+base=${BENCH_BASE_QIBLACTL:-}
+if [[ -z $base ]]; then
+    echo "== building qiblactl at $base_commit (release, without libgeonames)" >&2
+    mkdir -p "$work/base" && git archive "$base_commit" | tar -x -C "$work/base"
+    swift build -c release --package-path "$work/base" --product qiblactl >>"$work/build.log" 2>&1
+    base=$work/base/.build/release/qiblactl
+fi
 
 median() { sort -n | awk '{ v[NR] = $1 } END { print (NR % 2) ? v[(NR + 1) / 2] : (v[NR / 2] + v[NR / 2 + 1]) / 2 }'; }
-field() { sed -n "s/.*\b$1=\([0-9]*\).*/\1/p"; }
+ms() { awk '{ printf "%.1f", $1 / 1000 }'; }
 
-table="| query | matches | read the world (ms) | build the index (ms) | one search (ms) |
-| --- | ---: | ---: | ---: | ---: |"
-for query in a s sa sao "sao paulo" istanbul "le cap" xqzw; do
-    : >"$work/lines"
-    for ((i = 0; i < runs; i++)); do LANGUAGE=en LC_ALL=C.UTF-8 "$app" --find-place "$query" | head -1 >>"$work/lines" || true; done
-    matches=$(head -1 "$work/lines" | field matches)
-    read_ms=$(field read_us <"$work/lines" | median | awk '{ printf "%.1f", $1 / 1000 }')
-    index_ms=$(field index_us <"$work/lines" | median | awk '{ printf "%.1f", $1 / 1000 }')
-    search_ms=$(field search_us <"$work/lines" | median | awk '{ printf "%.2f", $1 / 1000 }')
-    table+=$'\n'"| \`$query\` | $matches | $read_ms | $index_ms | $search_ms |"
+# Part 1: a word typed letter by letter, in a language. Each figure: the thread's processor time
+# (what the step costs) and, in brackets, the monotonic clock (what a person waits on this shared
+# machine); medians of RUNS runs.
+table="| language | typed | towns | read the list (ms) | build the index (ms) | first keystroke's search (ms) | first answer, all three (ms) | slowest later keystroke (ms) |
+| --- | --- | ---: | ---: | ---: | ---: | ---: | ---: |"
+towns=0
+pair() { printf '%s (%s)' "$(median <"$work/$1.cpu" | ms)" "$(median <"$work/$1.wall" | ms)"; }
+for case in "en birmingham" "en sao paulo" "en mecca" "ar مكة" "tr istanbul" "ur لاہور" "bn ঢাকা"; do
+    language=${case%% *} word=${case#* }
+    arguments=()
+    for ((k = 1; k <= ${#word}; k++)); do arguments+=(--find-place "${word:0:k}"); done
+    for f in read index first total later; do : >"$work/$f.cpu"; : >"$work/$f.wall"; done
+    for ((i = 0; i < runs; i++)); do
+        LANGUAGE=$language LC_ALL=C.UTF-8 "$app" "${arguments[@]}" | grep '^cities=' >"$work/lines" || true
+        get() { sed -n "$1s/.* $2=\([0-9]*\).*/\1/p" "$work/lines"; }
+        towns=$(sed -n '1s/^cities=\([0-9]*\).*/\1/p' "$work/lines")
+        for clock in cpu wall; do
+            suffix=$([[ $clock == cpu ]] && echo _cpu_us || echo _us)
+            r=$(get 1 "read$suffix") x=$(get 1 "index$suffix") f=$(get 1 "search$suffix")
+            echo "$r" >>"$work/read.$clock"; echo "$x" >>"$work/index.$clock"; echo "$f" >>"$work/first.$clock"
+            echo $((r + x + f)) >>"$work/total.$clock"
+            sed -n "2,\$s/.* search$suffix=\([0-9]*\).*/\1/p" "$work/lines" | sort -n | tail -1 >>"$work/later.$clock"
+        done
+    done
+    table+=$'\n'"| $language | \`$word\` | $towns | $(pair read) | $(pair index) | $(pair first) | $(pair total) | $(pair later) |"
 done
-cities=$(LANGUAGE=en LC_ALL=C.UTF-8 "$app" --find-place a | head -1 | field cities)
 
-# Part 2: the cost of libgweather in a command-line process.
-cat >"$work/empty.c" <<'C'
-int main(void) { return 0; }
-C
-cat >"$work/link.c" <<'C'
-#include <libgweather/gweather.h>
-#include <stdio.h>
-int main(void) { printf("%p\n", (void *)gweather_location_get_type); return 0; }
-C
-cat >"$work/walk.c" <<'C'
-#include <libgweather/gweather.h>
-#include <locale.h>
-#include <stdio.h>
-#include <string.h>
-/* What `qiblactl qibla PLACE` would do: the world, then every city's name compared. */
-static int cities;
-static void walk(GWeatherLocation *loc, const char *name) {
-    if (gweather_location_get_level(loc) == GWEATHER_LOCATION_CITY) { cities += strcmp(gweather_location_get_name(loc), name) != 0; return; }
-    GWeatherLocation *child = NULL;
-    while ((child = gweather_location_next_child(loc, child))) walk(child, name);
-}
-int main(void) { setlocale(LC_ALL, ""); walk(gweather_location_get_world(), "no such place"); printf("%d\n", cities); return 0; }
-C
-flags=$(pkg-config --cflags --libs gweather4 gobject-2.0)
-for p in empty link walk; do cc -O2 "$work/$p.c" $flags -o "$work/$p"; done
+# Part 2: libgeonames in a command-line process.
 measure() {  # median wall ms and peak RSS MiB of RUNS runs
     : >"$work/t"
-    for ((i = 0; i < runs; i++)); do /usr/bin/time -f "%e %M" -o "$work/one" "$@" >/dev/null; cat "$work/one" >>"$work/t"; done
+    for ((i = 0; i < runs; i++)); do /usr/bin/time -f "%e %M" -o "$work/one" "$@" >/dev/null 2>&1 || true; cat "$work/one" >>"$work/t"; done
     local wall rss
     wall=$(awk '{ print $1 * 1000 }' "$work/t" | median)
     rss=$(awk '{ print $2 / 1024 }' "$work/t" | median)
     printf '%s | %.1f' "$wall" "$rss"
 }
 libraries() { ldd "$1" | wc -l; }
+linked_row=""
+if [[ -n ${BENCH_LINKED_QIBLACTL:-} ]]; then
+    linked_row=$'\n'"| \`qiblactl --version\` linking libgeonames (${BENCH_LINKED_COMMIT:-a build that links it}) | $(libraries "$BENCH_LINKED_QIBLACTL") | $(measure "$BENCH_LINKED_QIBLACTL" --version) |"
+fi
 costs="| program | shared libraries | wall (ms, 10-ms resolution) | peak RSS (MiB) |
 | --- | ---: | ---: | ---: |
-| empty C program | $(libraries "$work/empty") | $(measure "$work/empty") |
-| C program linking gweather4 | $(libraries "$work/link") | $(measure "$work/link") |
-| … and walking its $cities cities | $(libraries "$work/walk") | $(measure "$work/walk") |
-| \`qiblactl --version\` (release) | $(libraries "$qiblactl") | $(measure "$qiblactl" --version) |"
+| \`qiblactl --version\` before issue 38 ($base_commit) | $(libraries "$base") | $(measure "$base" --version) |$linked_row
+| \`qiblactl --version\`, libgeonames loaded only by the name commands (this tree) | $(libraries "$qiblactl") | $(measure "$qiblactl" --version) |
+| \`qiblactl places mecca\` (this tree: loads libgeonames, reads, indexes, searches) | $(libraries "$qiblactl") + 11 loaded | $(LANGUAGE=en LC_ALL=C.UTF-8 measure "$qiblactl" places mecca) |"
 
 text="<!-- place-search:begin (generated by scripts/bench-place-search.sh; edit outside the markers) -->
-## Places by name (issue 32)
+## Places by name (issue 38)
 
 \`scripts/bench-place-search.sh $runs\` on $(date -u +%Y-%m-%d), $(nproc) cores, $(uname -m): the app's
-search (\`qibla-compass --find-place QUERY\`, release) over libgweather's $cities cities, median of
-$runs runs; reading and indexing happen once per process, the search on each keystroke (a
-GtkSearchEntry sends it a moment after the last key). The list keeps the best 20.
+search (\`qibla-compass --find-place\` once per letter of the word, release) over libgeonames'
+$towns towns, median of $runs runs: the thread's processor time, and in brackets the monotonic
+clock's (this machine is shared: the brackets include waiting for a processor). Reading and
+indexing happen once per process: the app does
+them 300 ms after the location page (or a known position) shows, so a keystroke normally
+finds the index built; the column \"first answer\" is what the first keystroke costs when it
+does not. The list keeps the best 20.
 
 $table
 
-What libgweather would cost \`qiblactl\` (each started $runs times; /usr/bin/time, median):
+What libgeonames costs \`qiblactl\` (each started $runs times; /usr/bin/time, median; the
+shared libraries as ldd lists them; \`places\` loads libgeonames and its 11 more with dlopen):
 
 $costs
 <!-- place-search:end -->"
 printf '%s\n' "$text"
-unset -f write_marked_section
 . scripts/lib/bench-common.sh
 write_marked_section "$output" place-search "$text"

@@ -19,8 +19,14 @@ struct Qiblactl: ParsableCommand {
             \(ExitStatus.table)
             """,
         version: qiblaVersion,
-        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Claim.self, Sun.self, SetLocation.self,
+        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Claim.self, Sun.self, SetLocation.self, Places.self,
                       ClearLocation.self, Remind.self])
+
+    /// The catalogues first (``Words``), then the command line.
+    static func main() {
+        Words.setUp()
+        main(nil)
+    }
 }
 
 /// A message on stderr and the exit status that goes with it (`ExitStatus`, shared by the three executables).
@@ -84,16 +90,27 @@ struct QiblaCommand: ParsableCommand {
             print(o.text)
             return
         }
+        let place = ["latitude": fixed(position.latitudeDegrees, 4), "longitude": fixed(position.longitudeDegrees, 4)]
         if let greatCircle, let geodesic {
-            print("Qibla from \(fixed(position.latitudeDegrees, 4)), \(fixed(position.longitudeDegrees, 4)):")
-            print("  bearing      \(fixedBearing(greatCircle, 2))° \(CompassPoint.name(forBearing: greatCircle)) from true north (great circle)")
-            print("  geodesic     \(fixedBearing(geodesic, 2))° (WGS84 geodesic)")
+            print(fill(tr("Qibla from {latitude}, {longitude}:"), place))
+            print(fill(tr("  bearing      {bearing}° {point} from true north (great circle)"),
+                       ["bearing": fixedBearing(greatCircle, 2), "point": pointName(forBearing: greatCircle)]))
+            print(fill(tr("  geodesic     {bearing}° (WGS84 geodesic)"), ["bearing": fixedBearing(geodesic, 2)]))
         } else {
-            print("Qibla from \(fixed(position.latitudeDegrees, 4)), \(fixed(position.longitudeDegrees, 4)): undefined (\(reason == "at-kaaba" ? "you are at the Kaaba" : "antipodal point: every direction leads there"))")
+            print(fill(reason == "at-kaaba" ? tr("Qibla from {latitude}, {longitude}: undefined (you are at the Kaaba)")
+                                            : tr("Qibla from {latitude}, {longitude}: undefined (antipodal point: every direction leads there)"), place))
         }
-        print("  distance     \(DistanceFormat.kilometres(solution.distanceMetres)) (\(DistanceFormat.miles(solution.distanceMetres)))")
-        let side = field.declinationDegrees >= 0 ? "east" : "west"
-        print("  declination  \(fixed(abs(field.declinationDegrees), 2))° \(side) (WMM2025, \(fixed(year, 2)))\(field.zone == .normal ? "" : " — magnetic \(field.zone.rawValue) zone: a compass is unreliable here")")
+        print(fill(tr("  distance     {kilometres} ({miles})"),
+                   ["kilometres": DistanceFormat.kilometres(solution.distanceMetres), "miles": DistanceFormat.miles(solution.distanceMetres)]))
+        let declination = ["degrees": fixed(abs(field.declinationDegrees), 2), "year": fixed(year, 2)]
+        var line = fill(field.declinationDegrees >= 0 ? tr("  declination  {degrees}° east (WMM2025, {year})")
+                                                      : tr("  declination  {degrees}° west (WMM2025, {year})"), declination)
+        switch field.zone {
+        case .normal: break
+        case .caution: line += tr(" — magnetic caution zone: a compass is unreliable here")
+        case .blackout: line += tr(" — magnetic blackout zone: a compass is unreliable here")
+        }
+        print(line)
     }
 }
 
@@ -145,6 +162,12 @@ enum QibladClient {
     /// Whether `error` says no qiblad owns the name (and none could be activated).
     static func isAbsence(_ error: DBusError) -> Bool {
         error.name == "org.freedesktop.DBus.Error.ServiceUnknown" || error.name == "org.freedesktop.DBus.Error.NameHasNoOwner"
+    }
+
+    /// qiblad's position (Latitude, Longitude) when it knows one.
+    static func lastPosition(_ properties: [String: DBusValue]) -> GeodeticPosition? {
+        guard let latitude = properties["Latitude"]?.double, let longitude = properties["Longitude"]?.double else { return nil }
+        return try? GeodeticPosition(latitudeDegrees: latitude, longitudeDegrees: longitude)
     }
 
     static func properties(_ connection: DBusConnection) throws -> [String: DBusValue] {
@@ -235,38 +258,43 @@ struct StatusLine {
         var parts: [String] = []
         let bearing = d("QiblaBearing")
         if bearing.isFinite {
-            parts.append("Qibla \(fixedBearing(bearing, 2))° \(CompassPoint.name(forBearing: bearing))")
+            parts.append(fill(tr("Qibla {bearing}° {point}"), ["bearing": fixedBearing(bearing, 2), "point": pointName(forBearing: bearing)]))
         } else {
-            parts.append(s("LocationSource") == "none" ? "Qibla unknown (no location: qiblactl set-location LAT LON)" : "Qibla undefined here")
+            parts.append(s("LocationSource") == "none" ? tr("Qibla unknown (no location: qiblactl set-location LAT LON)") : tr("Qibla undefined here"))
         }
         let distance = d("KaabaDistance")
         if distance.isFinite { parts.append(DistanceFormat.kilometres(distance)) }
-        var source = "source \(s("LocationSource"))"
+        var source = fill(tr("source {source}"), ["source": s("LocationSource")])
         let accuracy = d("LocationAccuracy")
         if accuracy.isFinite { source += " ±\(Int(accuracy.rounded())) m" }
         if case .uint64(let t)? = p["LocationTimestamp"], t > 0 {
             let age = max(0, WallClock.nowUnixSeconds() - Double(t) / 1e6)
-            source += " (\(Self.ageText(age)) ago)"
+            source += fill(tr(" ({age} ago)"), ["age": Self.ageText(age)])
         }
         // What each live source is doing, while some run (e.g. "geoclue=waiting gpsd=live").
         if !s("LocationSources").isEmpty { source += " [\(s("LocationSources"))]" }
         parts.append(source)
         let heading = d("Heading"), magnetic = d("MagneticHeading")
         // The heading's source is named when it is not qiblad's own magnetometer.
-        let from = s("HeadingSource") == "iio-sensor-proxy" ? " from iio-sensor-proxy" : ""
+        let from = s("HeadingSource") == "iio-sensor-proxy" ? tr(" from iio-sensor-proxy") : ""
+        let compassAccuracy = s("CompassAccuracy")
         if heading.isFinite {
-            parts.append("heading \(fixedBearing(heading, 1))° true\(from), accuracy \(s("CompassAccuracy"))")
+            parts.append(fill(tr("heading {heading}° true{from}, accuracy {accuracy}"),
+                              ["heading": fixedBearing(heading, 1), "from": from, "accuracy": compassAccuracy]))
         } else if magnetic.isFinite {
-            parts.append("heading \(fixedBearing(magnetic, 1))° magnetic\(from) (no location for true north), accuracy \(s("CompassAccuracy"))")
+            parts.append(fill(tr("heading {heading}° magnetic{from} (no location for true north), accuracy {accuracy}"),
+                              ["heading": fixedBearing(magnetic, 1), "from": from, "accuracy": compassAccuracy]))
         } else {
-            parts.append(p["HasCompass"]?.bool == true ? "heading unknown" : "no compass (or not claimed)")
+            parts.append(p["HasCompass"]?.bool == true ? tr("heading unknown") : tr("no compass (or not claimed)"))
         }
         let turn = d("QiblaRelativeBearing")
         if turn.isFinite {
-            parts.append(abs(turn) < 0.05 ? "facing the Qibla" : "turn \(turn > 0 ? "right" : "left") \(fixed(abs(turn), 1))°")
+            let degrees = ["degrees": fixed(abs(turn), 1)]
+            parts.append(abs(turn) < 0.05 ? tr("facing the Qibla")
+                         : fill(turn > 0 ? tr("turn right {degrees}°") : tr("turn left {degrees}°"), degrees))
         }
-        if p["MagneticInterference"]?.bool == true { parts.append("magnetic interference") }
-        if p["CalibrationNeeded"]?.bool == true { parts.append("calibration needed") }
+        if p["MagneticInterference"]?.bool == true { parts.append(tr("magnetic interference")) }
+        if p["CalibrationNeeded"]?.bool == true { parts.append(tr("calibration needed")) }
         return parts.joined(separator: " · ")
     }
 
@@ -283,19 +311,44 @@ struct StatusLine {
 struct SetLocation: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "set-location", abstract: "Pin a manual location (used when there is no live fix).",
-        discussion: "Prints the status afterwards; --json as status --json prints it.")
+        discussion: """
+        LATITUDE LONGITUDE, or the NAME of a town: the first of `qiblactl places NAME` (towns near         qiblad's last known position first), named on stderr with its region and country so a         wrong one shows. Prints the status afterwards; --json as status --json prints it.
+        """)
     @OptionGroup var bus: BusOptions
     @Flag(name: .long, help: "Print the status afterwards as one JSON object (as status --json).") var json = false
-    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --).")
+    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --), or a town's NAME.")
     var coordinates: [String] = []
 
     func run() throws {
-        let position = try parsePosition(coordinates)
-        let connection = try bus.connect()
+        let connection: DBusConnection
+        let position: GeodeticPosition
+        if let name = Self.townName(coordinates) {
+            connection = try bus.connect()
+            let here = QibladClient.lastPosition(try QibladClient.properties(connection))
+            guard let town = try TownSearch.matches(name, limit: 1, near: here).first?.place else {
+                throw fail(TownSearch.noMatch(name), status: .invalidValue)
+            }
+            printError("qiblactl: \(town.title) (\(fixed(town.latitudeDegrees, 4)), \(fixed(town.longitudeDegrees, 4)))")
+            guard let town = try? GeodeticPosition(latitudeDegrees: town.latitudeDegrees, longitudeDegrees: town.longitudeDegrees) else {
+                throw fail("the offline list places \(town.title) out of range", status: .failure)
+            }
+            position = town
+        } else {
+            position = try parsePosition(coordinates)
+            connection = try bus.connect()
+        }
         _ = try QibladClient.call(connection, "SetManualLocation",
                                   [.double(position.latitudeDegrees), .double(position.longitudeDegrees)])
         let properties = try QibladClient.properties(connection)
         printLine(json ? DaemonState(properties).json.text : StatusLine(properties).text)
+    }
+
+    /// The words as a town's name: none is an option or `--`, and one has a letter (so "1 2",
+    /// "-- -33 18" and "--sytem 1 2" stay coordinates and their errors).
+    static func townName(_ words: [String]) -> String? {
+        guard !words.isEmpty, !words.contains(where: { $0 == "--" || CoordinateWords.isOption($0) }),
+              words.contains(where: { !CoordinateWords.isNumber($0) && $0.contains(where: \.isLetter) }) else { return nil }
+        return words.joined(separator: " ")
     }
 }
 

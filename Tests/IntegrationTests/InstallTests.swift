@@ -36,7 +36,7 @@ import TestSupport
         ("/usr/share/zsh/site-functions/_qiblactl", "zsh"), ("/usr/share/zsh/site-functions/_qiblad", "zsh"),
         ("/usr/share/fish/vendor_completions.d/qiblactl.fish", "fish"),
         ("/usr/share/fish/vendor_completions.d/qiblad.fish", "fish"),
-    ]
+    ] + ["ar", "bn", "fa", "id", "ms", "tr", "ur"].map { ("/usr/share/locale/\($0)/LC_MESSAGES/qiblactl.mo", "gettext (qiblactl's words)") }
 
     static func lines(_ text: String) -> Set<String> { Set(text.split(separator: "\n").map(String.init)) }
 
@@ -116,7 +116,8 @@ import TestSupport
         for path in [home.path + "/.local/bin/qiblad", home.path + "/.local/bin/qiblactl", unit, service,
                      home.path + "/.local/share/dbus-1/interfaces/io.github.qiblad.Qibla1.xml",
                      home.path + "/.local/share/man/man8/qiblad.8",
-                     home.path + "/.local/share/bash-completion/completions/qiblactl"] {
+                     home.path + "/.local/share/bash-completion/completions/qiblactl",
+                     home.path + "/.local/share/locale/ar/LC_MESSAGES/qiblactl.mo"] {
             #expect(FileManager.default.fileExists(atPath: path), "\(path) missing")
         }
         #expect(!FileManager.default.fileExists(atPath: home.path + "/.local/lib/systemd/system"), "no system unit in user mode")

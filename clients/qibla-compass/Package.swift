@@ -6,7 +6,8 @@
 //
 //   CompassModel     what the screen shows, from qiblad's properties: pure, no GTK, unit-tested
 //   CGtk, CAdwaita   the C libraries (pkg-config gtk4, libadwaita-1)
-//   WorldPlaces      libgweather-4's world cities (pkg-config gweather4), for the search by name
+//   towns by name    the root package's QiblaPlaces (the search, pure) and QiblaGeonames
+//                    (libgeonames' 24,361 towns), shared with qiblactl
 //   qibla-compass    the app: GTK widgets, cairo drawing and GDBus, wiring only
 import PackageDescription
 
@@ -32,24 +33,24 @@ let package = Package(
                 "CIntl",
                 .product(name: "QiblaCore", package: "qiblad"),
                 .product(name: "QiblaInterface", package: "qiblad"),
+                .product(name: "QiblaPlaces", package: "qiblad"),
             ],
             swiftSettings: strict),
         .systemLibrary(name: "CGtk", pkgConfig: "gtk4", providers: [.apt(["libgtk-4-dev"])]),
         .systemLibrary(name: "CAdwaita", pkgConfig: "libadwaita-1", providers: [.apt(["libadwaita-1-dev"])]),
-        .systemLibrary(name: "CGWeather", pkgConfig: "gweather4", providers: [.apt(["libgweather-4-dev"])]),
-        // The world's cities from libgweather's offline database, for the place search.
-        .target(name: "WorldPlaces", dependencies: ["CGWeather", "CompassModel"], swiftSettings: strict),
         .executableTarget(
             name: "qibla-compass",
             dependencies: [
-                "CompassModel", "CGtk", "CAdwaita", "WorldPlaces",
+                "CompassModel", "CGtk", "CAdwaita",
                 .product(name: "QiblaCore", package: "qiblad"),
+                .product(name: "QiblaPlaces", package: "qiblad"),
+                .product(name: "QiblaGeonames", package: "qiblad"),
                 .product(name: "QiblaInterface", package: "qiblad"),
             ],
             swiftSettings: strict, linkerSettings: staticStdlib),
         .testTarget(
             name: "CompassModelTests",
-            dependencies: ["CompassModel", .product(name: "QiblaInterface", package: "qiblad")],
+            dependencies: ["CompassModel", .product(name: "QiblaInterface", package: "qiblad"), .product(name: "QiblaPlaces", package: "qiblad")],
             swiftSettings: strict),
         // The app against a real qiblad on a private bus, on a headless X server (Xvfb); reads the
         // screenshots' pixels through GdkTexture.

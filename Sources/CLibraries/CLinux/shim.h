@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, futex, mallinfo2, malloc_trim, mallopt). Used by QiblaPlatform only. */
+/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, futex, mallinfo2, malloc_trim, mallopt, dlopen, gettext). Used by QiblaPlatform only. */
 #ifndef QIBLAD_CLINUX_SHIM_H
 #define QIBLAD_CLINUX_SHIM_H
 #include <sys/eventfd.h>
@@ -14,6 +14,9 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <linux/futex.h>
+#include <dlfcn.h>
+#include <libintl.h>
+#include <locale.h>
 
 /* A word a thread waits on with futex(2) and others change and wake; C11 atomics, since Swift's
    Atomic has no stable address to hand the kernel. */

@@ -493,4 +493,33 @@ enum Syscalls {
             }
         }
     }
+
+    // MARK: Shared libraries and gettext (SharedLibrary, Gettext)
+
+    static func dynamicOpen(_ name: String) -> Result<UnsafeMutableRawPointer, SharedLibrary.LoadError> {
+        if let handle = dlopen(name, RTLD_NOW) { return .success(handle) }
+        return .failure(SharedLibrary.LoadError(description: dlerror().map { String(cString: $0) } ?? "cannot load \(name)"))
+    }
+
+    static func dynamicSymbol(_ handle: UnsafeMutableRawPointer, _ name: String) -> Result<UnsafeMutableRawPointer, SharedLibrary.LoadError> {
+        _ = dlerror()
+        if let address = dlsym(handle, name) { return .success(address) }
+        return .failure(SharedLibrary.LoadError(description: dlerror().map { String(cString: $0) } ?? "no symbol \(name)"))
+    }
+
+    static func translation(_ msgid: String, domain: String) -> String? {
+        msgid.withCString { id in
+            guard let text = dgettext(domain, id), UnsafePointer(text) != id, text.pointee != 0 else { return nil }
+            return String(cString: text)
+        }
+    }
+
+    static func bindTextDomain(_ domain: String, directory: String) {
+        bindtextdomain(domain, directory)
+    }
+
+    static func useMessagesLocale(domain: String) {
+        setlocale(LC_MESSAGES, "")
+        bind_textdomain_codeset(domain, "UTF-8")
+    }
 }

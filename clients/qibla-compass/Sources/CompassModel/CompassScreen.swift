@@ -172,6 +172,13 @@ public struct CompassScreen: Sendable, Equatable {
         interferenceWarning = hasCompass && p.bool(.magneticInterference)
             ? tr("Magnetic interference: move away from metal, magnets and electronics. The needle may be wrong.")
             : nil
+        // The numbers formatted above outside fill(_:_:), in the user's digits.
+        let numbers = LocaleNumbers.current
+        bearingText = numbers.localized(bearingText)
+        distanceText = numbers.localized(distanceText)
+        placeText = numbers.localized(placeText)
+        sourceText = numbers.localized(sourceText)
+        accuracyText = numbers.localized(accuracyText)
     }
 
     /// How close to the Qibla counts as facing it, degrees: the heading's own error (one sigma),

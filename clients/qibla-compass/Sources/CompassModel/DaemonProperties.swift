@@ -60,10 +60,11 @@ public func tr(_ message: String) -> String {
 /// The gettext domain of the app's catalogues (`po/`, installed as `qibla-compass.mo`).
 public let textDomain = "qibla-compass"
 
-/// Replaces each `{key}` in `template` by its value.
+/// Replaces each `{key}` in `template` by its value, the value's numbers written as the user's
+/// language writes them (``LocaleNumbers``).
 public func fill(_ template: String, _ values: [String: String]) -> String {
     var text = template
-    for (key, value) in values { text = text.replacingOccurrences(of: "{\(key)}", with: value) }
+    for (key, value) in values { text = text.replacingOccurrences(of: "{\(key)}", with: LocaleNumbers.current.localized(value)) }
     return text
 }
 

@@ -3,7 +3,8 @@ import QiblaCore
 
 /// What a person types as a position: two decimal numbers, latitude first, south and west
 /// negative, as people write them: `-33.9 18.4`, `-33.9, 18.4`, `−33.9 18.4` (a typographic minus,
-/// as pasted from a web page), `33.9 S 18.4 E` or `33.9S, 18.4E`. Decimal commas are not taken
+/// as pasted from a web page), `33.9 S 18.4 E` or `33.9S, 18.4E`, in Arabic-Indic, Persian or
+/// Bengali digits too (`٣٣٫٩ ١٨٫٤`). Decimal commas are not taken
 /// (a comma separates the two numbers).
 public enum ManualLocationInput {
     /// Why the text is not a position, in words for the person who typed it.
@@ -13,7 +14,7 @@ public enum ManualLocationInput {
 
     /// The latitude and longitude in degrees (north and east positive), or what is wrong.
     public static func parse(_ text: String) -> Result<(latitude: Double, longitude: Double), Problem> {
-        let normalised = text.map { c -> Character in
+        let normalised = LocaleNumbers.asciiDigits(text).map { c -> Character in
             switch c {
             case "\u{2212}", "\u{2013}", "\u{2012}": "-"   // minus sign, en dash, figure dash
             case ",", ";", "\t", "\u{00A0}": " "

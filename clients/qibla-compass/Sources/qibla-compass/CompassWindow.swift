@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 import CGtk
 import CompassModel
+import QiblaGeonames
 import QiblaInterface
-import WorldPlaces
+import QiblaPlaces
 
 /// The window and everything it shows. Data flows one way: qiblad's properties (and the window's
 /// visibility) in → ``CompassScreen`` → widgets. The claim follows ``ClaimPolicy``.
@@ -330,14 +331,30 @@ final class CompassWindow {
 
     // MARK: Places by name
 
-    /// The world's cities (libgweather), read at the first need: a search, or a position to name.
+    /// The towns of libgeonames, read at the first need: a search, or a position to name. The
+    /// location page and a known position schedule the read a moment after they show
+    /// (``preparePlaces()``), so the first keystroke finds the index built.
     private var placeIndex: PlaceIndex {
         if let places { return places }
         let started = MainLoop.monotonicMicroseconds
-        let index = PlaceIndex(places: WorldPlaces.cities())
-        log("place list: \(index.places.count) cities read in \((MainLoop.monotonicMicroseconds - started) / 1000) ms")
+        var towns: [Place] = []
+        do {
+            towns = try Geonames.towns()
+        } catch {
+            log("place list: \(error.description)")
+        }
+        let read = MainLoop.monotonicMicroseconds
+        let index = PlaceIndex(places: towns)
+        log("place list: \(index.places.count) towns read in \((read - started) / 1000) ms, indexed in \((MainLoop.monotonicMicroseconds - read) / 1000) ms")
         places = index
         return index
+    }
+
+    /// Reads the towns 300 ms from now (after the frame that shows the page), once.
+    private func preparePlaces() {
+        guard places == nil, !placeLoadScheduled else { return }
+        placeLoadScheduled = true
+        MainLoop.everyMilliseconds(300) { [unowned self] in _ = placeIndex; update(); return false }
     }
 
     /// The matches for what is typed so far, listed under the entry (at most 8: the best of
@@ -350,7 +367,7 @@ final class CompassWindow {
         log("search '\(text)': \(placeMatches.count) matches in \(MainLoop.monotonicMicroseconds - started) µs")
         placeList.removeAllRows()
         for place in placeMatches {
-            placeList.listAppend(Adwaita.placeRow(title: place.name, subtitle: place.title))
+            placeList.listAppend(Adwaita.placeRow(title: place.name, subtitle: place.localizedTitle))
         }
         placeList.isVisible = !placeMatches.isEmpty
         searchedOnce = true
@@ -365,15 +382,12 @@ final class CompassWindow {
         return (latitude, longitude)
     }
 
-    /// "near Cape Town" when a city of the list is within 50 km, else the coordinates. The list
-    /// is read a moment after the window opens (about 70 ms), not before its first frame.
+    /// "near Cape Town" when a town of the list is within 50 km, else the coordinates. The list
+    /// is read a moment after the window opens (BENCHMARKS.md has how long), not before its first frame.
     private func headerPlace() -> String {
         guard let (latitude, longitude) = currentPosition else { return screen.placeText }
         if places == nil {
-            if !placeLoadScheduled {
-                placeLoadScheduled = true
-                MainLoop.everyMilliseconds(300) { [unowned self] in _ = placeIndex; update(); return false }
-            }
+            preparePlaces()
             return screen.placeText
         }
         if let near = nearPlace, near.latitude == latitude, near.longitude == longitude { return near.words }
@@ -488,7 +502,10 @@ final class CompassWindow {
         var page = screen.page
         if page == .compass || page == .noCompass, manualRequested { page = .noPosition }
         stack.showPage(page.rawValue)
-        if page == .noPosition && shownPage != .noPosition { manualEntry.grabFocus() }
+        if page == .noPosition && shownPage != .noPosition {
+            manualEntry.grabFocus()
+            preparePlaces()
+        }
         if page != shownPage { log("showing \(page.rawValue)") }
         shownPage = page
         manualCancel.isVisible = manualRequested
@@ -592,7 +609,7 @@ final class CompassWindow {
     }
 
     private func setLocation(_ place: Place) {
-        setManualLocation(latitude: place.latitudeDegrees, longitude: place.longitudeDegrees, named: place.title)
+        setManualLocation(latitude: place.latitudeDegrees, longitude: place.longitudeDegrees, named: place.localizedTitle)
     }
 
     /// SetManualLocation; on success the page closes and a toast names the place.
@@ -778,6 +795,7 @@ final class CompassWindow {
         print("heading=\(properties.double(.heading).map { "\($0)" } ?? "nan")")
         print("qibla=\(properties.double(.qiblaBearing).map { "\($0)" } ?? "nan")")
         print("size=\(window.width)x\(window.height)")
+        print("direction=\(window.isRightToLeft ? "rtl" : "ltr")")
         print("saved=\(saved)")
         exitStatus = saved && complete ? 0 : 1
         Adwaita.quit(app)

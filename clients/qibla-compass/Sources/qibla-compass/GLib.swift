@@ -130,6 +130,14 @@ enum MainLoop {
     /// GLib's monotonic clock, microseconds (for durations).
     static var monotonicMicroseconds: UInt64 { UInt64(max(0, g_get_monotonic_time())) }
 
+    /// The processor time this thread has used, microseconds (CLOCK_THREAD_CPUTIME_ID): what a
+    /// step costs, whatever else the machine runs.
+    static var threadCPUMicroseconds: UInt64 {
+        var t = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t)
+        return UInt64(t.tv_sec) * 1_000_000 + UInt64(t.tv_nsec) / 1000
+    }
+
     /// The wall clock, microseconds since the Unix epoch.
     static var nowMicroseconds: UInt64 { UInt64(max(0, g_get_real_time())) }
 

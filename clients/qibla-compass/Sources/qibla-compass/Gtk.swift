@@ -20,6 +20,13 @@ struct Widget {
     func c() -> OpaquePointer { opaque }
     func `as`<T>(_: T.Type) -> UnsafeMutablePointer<T> { UnsafeMutableRawPointer(pointer).assumingMemoryBound(to: T.self) }
 
+    /// Whether GTK lays this widget out right to left (mirrored).
+    var isRightToLeft: Bool { gtk_widget_get_direction(pointer) == GTK_TEXT_DIR_RTL }
+    /// The direction new widgets take (GTK's default, from its own catalogue, until set).
+    static func setDefaultDirection(rightToLeft: Bool) {
+        gtk_widget_set_default_direction(rightToLeft ? GTK_TEXT_DIR_RTL : GTK_TEXT_DIR_LTR)
+    }
+
     // MARK: Constructors
     static func label(_ text: String = "", classes: [String] = []) -> Widget {
         let w = Widget(gtk_label_new(text)); w.addClasses(classes)

@@ -26,12 +26,13 @@ let usage = """
       --verbose             log the claim and bus events to standard error
       --find-place QUERY    print the offline list's places matching QUERY (best first, at most
                             20: "title|latitude|longitude") with the time taken, and exit;
-                            --near LAT LON orders equal matches by distance from there
+                            given again, each QUERY is searched in turn over one index (as
+                            keystrokes are); --near LAT LON puts towns within 100 km first
       --version, --help
     """
 
 var options = CompassWindow.Options()
-var findPlace: String?
+var findPlace: [String] = []
 var findNear: (latitudeDegrees: Double, longitudeDegrees: Double)?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
@@ -53,7 +54,7 @@ while let argument = arguments.popFirst() {
         options.searchText = text
     case "--find-place":
         guard let query = arguments.popFirst() else { printError("qibla-compass: --find-place needs a QUERY\n\n\(usage)"); exit(64) }
-        findPlace = query
+        findPlace.append(query)
     case "--near":
         guard let lat = arguments.popFirst().flatMap(Double.init), let lon = arguments.popFirst().flatMap(Double.init) else {
             printError("qibla-compass: --near takes LATITUDE LONGITUDE in degrees (-33.9 18.4)"); exit(64)
@@ -69,8 +70,8 @@ setlocale(LC_ALL, "")
 bindtextdomain(textDomain, localeDirectory())
 bind_textdomain_codeset(textDomain, "UTF-8")
 
-if let query = findPlace {
-    exit(PlaceSearchReport.run(query: query, near: findNear))
+if !findPlace.isEmpty {
+    exit(PlaceSearchReport.run(queries: findPlace, near: findNear))
 }
 
 /// Where the catalogues are: QIBLA_COMPASS_LOCALEDIR, else PREFIX/share/locale beside the binary.
@@ -86,6 +87,8 @@ func localeDirectory() -> String {
 
 var window: CompassWindow?
 let status = Adwaita.run(applicationID: CompassWindow.applicationID, unique: options.screenshotPath == nil) { app in
+    // GTK set the direction from its own catalogue at start-up (none for Urdu); the app's decides.
+    Widget.setDefaultDirection(rightToLeft: LanguageDirection.isRightToLeft)
     let w = CompassWindow(app: app, options: options)
     window = w
     w.present()

@@ -167,6 +167,32 @@ import TestSupport
         }
     }
 
+    /// The languages most people who ask for the Qibla read first (issue 38), three of them
+    /// written right to left.
+    static let requiredLanguages = ["ar", "ur", "fa", "bn", "id", "ms", "tr"]
+
+    /// Each of the seven is complete: msgfmt counts every message of the template translated,
+    /// none untranslated or fuzzy; each asks native speakers to review it; each writes the
+    /// compass points and numbers its own way.
+    @Test(arguments: requiredLanguages)
+    func aLanguageIsComplete(_ language: String) throws {
+        #expect(try Self.languages().contains(language), "po/LINGUAS lacks \(language)")
+        let template = try Self.catalogue("po/qibla-compass.pot")
+        let result = try run("msgfmt", ["--check", "--statistics", "-o", "/dev/null", Self.path("po/\(language).po")])
+        #expect(result.status == 0, "po/\(language).po: \(result.stderr)")
+        let statistics = result.stderr.trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(statistics == "\(template.count) translated messages.", "po/\(language).po: \(statistics); the template has \(template.count)")
+        let catalogue = try Self.catalogue("po/\(language).po")
+        #expect(Set(catalogue.keys) == Set(template.keys), "po/\(language).po is not merged with the template (make pot)")
+        #expect(try Self.read("po/\(language).po").contains("NATIVE SPEAKERS, PLEASE REVIEW"), "po/\(language).po has no request for review")
+        #expect(catalogue["N"] != "N" && catalogue["Turn left {degrees}°"] != "Turn left {degrees}°", "po/\(language).po: \(String(describing: catalogue["N"]))")
+        let digits = Array(catalogue["0123456789"] ?? "")
+        #expect(digits.count == 10 && digits.allSatisfy(\.isNumber), "po/\(language).po digits: \(digits)")
+        #expect(catalogue[".,"]?.count == 2, "po/\(language).po separators: \(String(describing: catalogue[".,"]))")
+        let direction = ["ar", "ur", "fa"].contains(language) ? "default:RTL" : "default:LTR"
+        #expect(catalogue["default:LTR"] == direction, "po/\(language).po: the direction is \(String(describing: catalogue["default:LTR"]))")
+    }
+
     // MARK: make install
 
     @Test func installPutsEveryFileInPlaceAndUninstallRemovesThem() throws {
@@ -200,6 +226,14 @@ import TestSupport
             let xml = (try? String(contentsOfFile: metainfo, encoding: .utf8)) ?? ""
             #expect(xml.contains("<summary xml:lang=\"fr\">Trouver la direction de la Kaaba</summary>"), "\(xml)")
         }
+        // And those of the seven languages (a name and a summary each).
+        let installedEntry = (try? String(contentsOfFile: desktop, encoding: .utf8)) ?? ""
+        let installedXML = (try? String(contentsOfFile: metainfo, encoding: .utf8)) ?? ""
+        for language in Self.requiredLanguages {
+            #expect(installedEntry.contains("Name[\(language)]=") && installedEntry.contains("Keywords[\(language)]="), "no Name[\(language)]: \(installedEntry)")
+            #expect(installedXML.contains("<summary xml:lang=\"\(language)\">"), "no summary in \(language)")
+        }
+        #expect(installedEntry.contains("Name[ar]=بوصلة القبلة"), "\(installedEntry)")
         let validDesktop = try run("desktop-file-validate", [desktop])
         #expect(validDesktop.status == 0 && validDesktop.stdout.isEmpty, "\(validDesktop.stdout)\(validDesktop.stderr)")
         let validMetainfo = try run("appstreamcli", ["validate", "--no-net", metainfo])

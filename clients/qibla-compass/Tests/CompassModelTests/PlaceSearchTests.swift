@@ -1,71 +1,48 @@
 // SPDX-License-Identifier: Apache-2.0
 import CompassModel
+import QiblaPlaces
 import Testing
 
-/// A few places as libgweather lists them (names in the user's language, English names, regions).
-private let places = [
-    Place(name: "İstanbul", englishName: "Istanbul", region: "", country: "Türkiye", latitudeDegrees: 41.0186, longitudeDegrees: 28.9647),
-    Place(name: "São Paulo", englishName: "São Paulo", region: "São Paulo", country: "Brazil", latitudeDegrees: -23.5333, longitudeDegrees: -46.6167),
-    Place(name: "São Carlos", englishName: "São Carlos", region: "São Paulo", country: "Brazil", latitudeDegrees: -22.0, longitudeDegrees: -47.8908),
-    Place(name: "Paulo Afonso", englishName: "Paulo Afonso", region: "Bahia", country: "Brazil", latitudeDegrees: -9.4, longitudeDegrees: -38.2),
-    Place(name: "Le Cap", englishName: "Cape Town", region: "", country: "Afrique du Sud", latitudeDegrees: -33.9167, longitudeDegrees: 18.4167),
-    Place(name: "London", englishName: "London", region: "East and South East England", country: "United Kingdom", latitudeDegrees: 51.5, longitudeDegrees: -0.12),
-    Place(name: "London", englishName: "London", region: "Ontario", country: "Canada", latitudeDegrees: 42.98, longitudeDegrees: -81.25),
-    Place(name: "Londrina", englishName: "Londrina", region: "Paraná", country: "Brazil", latitudeDegrees: -23.3, longitudeDegrees: -51.15),
-    Place(name: "Kraków", englishName: "Kraków", region: "", country: "Poland", latitudeDegrees: 50.06, longitudeDegrees: 19.94),
-    Place(name: "Düsseldorf", englishName: "Düsseldorf", region: "Nordrhein-Westfalen", country: "Deutschland", latitudeDegrees: 51.22, longitudeDegrees: 6.77),
-]
-
+// The search itself is tested in the root package (QiblaPlacesTests, and the held-out towns
+// against libgeonames in QiblaGeonamesTests); here, what the app says about it.
 @Suite struct PlaceSearchTests {
-    /// Case, accents, dotted and dotless i, ß and punctuation fold alike.
-    @Test(arguments: [
-        ("İstanbul", "istanbul"), ("ISTANBUL", "istanbul"), ("São Paulo", "sao paulo"), ("Zürich", "zurich"),
-        ("Kraków", "krakow"), ("Straße", "strasse"), ("Łódź", "lodz"), ("Reykjavík", "reykjavik"),
-        ("Saint-Étienne", "saint etienne"), ("  Cape   Town ", "cape town"), ("e\u{301}", "e"), ("Ærøskøbing", "aeroskobing"),
-        ("مكة", "مكة"), ("Москва", "москва"),
-    ])
-    func foldsLikeAPersonTypes(text: String, folded: String) {
-        #expect(SearchText.folded(text) == folded)
-    }
-
-    @Test(arguments: [
-        ("istanbul", "İstanbul"), ("sao paulo", "São Paulo"), ("SÃO", "São Carlos"), ("cape town", "Le Cap"), ("le cap", "Le Cap"),
-        ("krakow", "Kraków"), ("dusseldorf", "Düsseldorf"), ("paulo brazil", "São Paulo"),
-    ])
-    func findsThePlaceAsTyped(query: String, name: String) {
-        let found = PlaceIndex(places: places).search(query)
-        #expect(found.contains { $0.name == name }, "\(query) → \(found.map(\.title))")
-    }
-
-    /// The name being the query first, then names starting with it, then other words of a name.
-    @Test func theBestMatchComesFirst() {
-        let index = PlaceIndex(places: places)
-        #expect(index.search("sao paulo").first?.title == "São Paulo, Brazil")
-        #expect(index.search("lond").map(\.name) == ["London", "London", "Londrina"])
-        #expect(index.search("paulo").first?.name == "Paulo Afonso")    // the name starts with it
-        #expect(index.search("paulo", limit: 1).count == 1)
-    }
-
-    /// Equal matches nearer to the current position first: London typed in Ontario.
-    @Test func equalMatchesNearerFirst() {
-        let index = PlaceIndex(places: places)
-        #expect(index.search("london", near: (43.0, -81.0)).first?.country == "Canada")
-        #expect(index.search("london", near: (48.0, 2.0)).first?.country == "United Kingdom")
-    }
-
     @Test func nothingFoundSaysSo() {
-        let index = PlaceIndex(places: places)
-        #expect(index.search("xqzw").isEmpty)
-        #expect(index.search("   ").isEmpty)
-        #expect(index.search("").isEmpty)
         #expect(PlaceIndex.noMatchMessage(" xqzw ").contains("“xqzw”"))
+        #expect(" a b  ".trimmingSpaces == "a b")
+    }
+}
+
+/// Numbers in the user's digits and separators (the catalogue says which).
+@Suite struct LocaleNumbersTests {
+    @Test func arabicDigitsAndSeparators() {
+        let arabic = LocaleNumbers(digits: "٠١٢٣٤٥٦٧٨٩", separators: "٫٬")
+        #expect(arabic.localized("7,621 km · 33.90° S, 18.40° E") == "٧٬٦٢١ km · ٣٣٫٩٠° S, ١٨٫٤٠° E")
+        #expect(arabic.localized("Turn left 24°") == "Turn left ٢٤°")
     }
 
-    /// The nearest place within the distance, or none.
-    @Test func nearestPlaceWithinADistance() {
-        let index = PlaceIndex(places: places)
-        #expect(index.nearest(latitudeDegrees: -33.9, longitudeDegrees: 18.4, withinMetres: 50_000)?.name == "Le Cap")
-        #expect(index.nearest(latitudeDegrees: -40, longitudeDegrees: 18.4, withinMetres: 50_000) == nil)
-        #expect(index.nearest(latitudeDegrees: .nan, longitudeDegrees: 18.4, withinMetres: 50_000) == nil)
+    @Test func turkishSeparatorsLatinDigits() {
+        let turkish = LocaleNumbers(digits: "0123456789", separators: ",.")
+        #expect(turkish.localized("7,621 km, 12.5°") == "7.621 km, 12,5°")
+        #expect(LocaleNumbers(digits: "0123456789", separators: ".,").isLatin)
+        // A catalogue's text that is not ten digits and two separators changes nothing.
+        #expect(LocaleNumbers(digits: "012", separators: ".").localized("7,621.5") == "7,621.5")
+    }
+
+    /// What a person types in their digits is read as numbers.
+    @Test func typedInOtherDigits() throws {
+        #expect(LocaleNumbers.asciiDigits("٣٣٫٩ ١٨٫٤") == "33.9 18.4")
+        #expect(LocaleNumbers.asciiDigits("۳۳.۹ ۱۸.۴") == "33.9 18.4")
+        #expect(LocaleNumbers.asciiDigits("২৩.৭ ৯০.৪") == "23.7 90.4")
+        let position = try ManualLocationInput.parse("-٣٣٫٩ ١٨٫٤").get()
+        #expect(position.latitude == -33.9 && position.longitude == 18.4)
+    }
+}
+
+@Suite struct PlaceTitleTests {
+    /// Without a catalogue (the tests' language) the separator is a comma.
+    @Test func titleWithTheLanguagesSeparator() {
+        let place = Place(name: "Birmingham", englishName: "Birmingham", region: "England", country: "United Kingdom",
+                          latitudeDegrees: 52.48, longitudeDegrees: -1.9)
+        #expect(place.localizedTitle == "Birmingham, England, United Kingdom")
     }
 }

@@ -13,7 +13,7 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
         if line.hasPrefix("place=") {
             let parts = line.dropFirst(6).split(separator: "|").map(String.init)
             if parts.count == 3, let lat = Double(parts[1]), let lon = Double(parts[2]) { places.append((parts[0], lat, lon)) }
-        } else if line.hasPrefix("cities=") {
+        } else if line.hasPrefix("cities="), timing.isEmpty {
             for pair in line.split(separator: " ") {
                 let kv = pair.split(separator: "=", maxSplits: 1)
                 if kv.count == 2 { timing[String(kv[0])] = String(kv[1]) }
@@ -23,15 +23,20 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
     return (timing, places, r.stdout)
 }
 
-@Suite struct WorldPlacesTests {
-    /// Against libgweather's real database: a city typed as people type it, in their language,
-    /// is the first match, within 0.1° of where the city is (reference coordinates from the
-    /// cities' own surveys as published in encyclopaedias, not from the database).
+@Suite struct TownSearchTests {
+    /// Against libgeonames' real list: a town typed as people type it, in their language and
+    /// script, is the first match, within 0.1° of where the city is (reference coordinates from
+    /// the cities' own surveys as published in encyclopaedias, not from the list). Issue 38's
+    /// misses (Makkah, Mekka, Bradford, Hebron) among them; the root package's
+    /// HeldOutTownsTests has the whole held-out list.
     @Test(arguments: [
         ("istanbul", "en", 41.01, 28.98), ("İSTANBUL", "tr", 41.01, 28.98), ("sao paulo", "en", -23.55, -46.63),
         ("São Paulo", "pt", -23.55, -46.63), ("le cap", "fr", -33.92, 18.42), ("cape town", "fr", -33.92, 18.42),
         ("munchen", "de", 48.14, 11.58), ("munich", "en", 48.14, 11.58), ("مكة", "ar", 21.42, 39.83), ("mecca", "en", 21.42, 39.83),
         ("zurich", "en", 47.37, 8.54), ("jakarta", "id", -6.2, 106.85), ("krakow", "pl", 50.06, 19.94), ("reykjavik", "is", 64.15, -21.94),
+        ("makkah", "ar", 21.42, 39.83), ("Mekka", "de", 21.42, 39.83), ("مكة", "en", 21.42, 39.83), ("مکہ", "ur", 21.42, 39.83),
+        ("bradford", "en", 53.79, -1.75), ("hebron", "ar", 31.53, 35.09), ("Стамбул", "ru", 41.01, 28.98), ("İstanbul", "en", 41.01, 28.98),
+        ("القاهرة", "ar", 30.06, 31.25), ("kota bharu", "ms", 6.13, 102.24), ("ঢাকা", "bn", 23.71, 90.41),
     ])
     func aCityAsTypedInItsLanguage(query: String, language: String, latitude: Double, longitude: Double) throws {
         let (timing, places, output) = try findPlace(query, language: language)
@@ -39,6 +44,16 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
         #expect(abs(first.latitude - latitude) <= 0.1 && abs(first.longitude - longitude) <= 0.1,
                 "\(query) (\(language)) → \(first.title) at \(first.latitude), \(first.longitude); expected \(latitude), \(longitude)")
         print("\(language) '\(query)' → \(first.title) (\(timing["search_us"] ?? "?") µs)")
+    }
+
+    /// Names in the user's language where libgeonames' catalogue has them, whatever was typed:
+    /// Makkah is مكة المكرمة in Arabic, Istanbul İstanbul in Turkish; the region and country too.
+    @Test func namesInTheUsersLanguage() throws {
+        let arabic = try findPlace("makkah", language: "ar")
+        #expect(arabic.places.first?.title.hasPrefix("مكة المكرمة") == true, "\(arabic.output)")
+        #expect(arabic.places.first?.title.contains("السعودية") == true, "\(arabic.output)")
+        let turkish = try findPlace("istanbul", language: "tr")
+        #expect(turkish.places.first?.title.hasPrefix("İstanbul") == true, "\(turkish.output)")
     }
 
     /// London typed in Ontario is London, Ontario; in Europe, London in England.
@@ -61,7 +76,7 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
     @Test func aOneLetterQueryIsCapped() throws {
         let (timing, places, output) = try findPlace("a", language: "en")
         #expect(places.count == 20, "\(output)")
-        #expect(Int(timing["cities"] ?? "") ?? 0 > 4000, "\(timing)")
+        #expect(Int(timing["cities"] ?? "") ?? 0 > 24_000, "\(timing)")
         print("one letter: \(timing)")
     }
 }
