@@ -58,7 +58,10 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   (⟨⟩ a running mean, time constant ``Configuration/motionTimeConstantSeconds``): the accelerometer is trusted only near 1 g, while the
 ///   phone does not turn fast (hand and centripetal acceleration) and while the hand is calm (a
 ///   walk's steps), and not at all beyond ``Configuration/accelerationGateMetresPerSecondSquared``.
-///   The gain on the yaw error is zeroed: gravity says nothing about north.
+///   The gain on the yaw error is zeroed: gravity says nothing about north. When no sample has
+///   been useful for a second (noise above ``Configuration/usefulGravityNoiseDegrees``: a shaken
+///   or vibrating phone), the accelerometer low-passed in the gyroscope's frame takes over
+///   (``Configuration/lowPassedGravityAfterSeconds``; VQF's idea, Laidig & Seel 2023).
 /// - **Magnetometer** (one scalar update, yaw only): with m_w = R·m, the measured yaw error is
 ///   −atan2(m_w,E, m_w,N) = δθ_D − (m_w,D / H)·δθ_N (H the horizontal part), the tilt error leaking
 ///   through the dip as in NXP AN4248, with noise (σ_m / H)² + (ε_c·m_w,D / H)² (ε_c:
@@ -97,7 +100,9 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   integrated across more than ``Configuration/maximumGyroscopeGapSeconds``: then the filter is
 ///   not tracking (``isTracking(at:)`` false), and the next gyroscope sample re-seeds the attitude
 ///   from the latest accelerometer and magnetometer samples (`TiltCompensation`'s TRIAD) keeping
-///   the bias. Time running backwards does the same. Non-finite input is rejected.
+///   the bias — unless the field then disagrees with the reference (a magnet came near during the
+///   rest): the yaw from before the gap is kept, levelled to the accelerometer, and the field held
+///   off. Time running backwards does the same. Non-finite input is rejected.
 ///
 /// Why a Kalman filter and not a complementary one: measured on the same simulated runs at 50 Hz
 /// (`FusionSweepTests.complementaryFilterForComparison`, BENCHMARKS.md "Attitude filter"), a
