@@ -80,8 +80,12 @@ final class CompassWindow {
     private var placeList: Widget!
     private var placeMatches: [Place] = []
     private var searchedOnce = false
-    private var placeLoadScheduled = false
-    private var places: PlaceIndex?
+    private lazy var towns = TownList { [unowned self] message in log(message) }
+    /// When the search field last changed with no index yet (GLib's monotonic µs): that search
+    /// runs when the index arrives; nil when none waits.
+    private var searchWaitingSince: UInt64?
+    /// Enter was pressed while the search waited for the index: the best match is used once it is found.
+    private var submitWaiting = false
     private var nearPlace: (latitude: Double, longitude: Double, words: String)?
     private var locationButton: Widget!
 
@@ -331,40 +335,53 @@ final class CompassWindow {
 
     // MARK: Places by name
 
-    /// The towns of libgeonames, read at the first need: a search, or a position to name. The
-    /// location page and a known position schedule the read a moment after they show
-    /// (``preparePlaces()``), so the first keystroke finds the index built.
-    private var placeIndex: PlaceIndex {
-        if let places { return places }
-        let started = MainLoop.monotonicMicroseconds
-        var towns: [Place] = []
-        do {
-            towns = try Geonames.towns()
-        } catch {
-            log("place list: \(error.description)")
-        }
-        let read = MainLoop.monotonicMicroseconds
-        let index = PlaceIndex(places: towns)
-        log("place list: \(index.places.count) towns read in \((read - started) / 1000) ms, indexed in \((MainLoop.monotonicMicroseconds - read) / 1000) ms")
-        places = index
-        return index
-    }
-
-    /// Reads the towns 300 ms from now (after the frame that shows the page), once.
+    /// Starts reading libgeonames' towns on their own thread (``TownList``): when the location
+    /// page first shows or a position is to be named, so the first keystroke usually finds the
+    /// index built, and never waits on the main loop for it.
     private func preparePlaces() {
-        guard places == nil, !placeLoadScheduled else { return }
-        placeLoadScheduled = true
-        MainLoop.everyMilliseconds(300) { [unowned self] in _ = placeIndex; update(); return false }
+        guard towns.index == nil else { return }
+        towns.prepare()
+        towns.whenReady { [unowned self] _ in update() }
     }
 
     /// The matches for what is typed so far, listed under the entry (at most 8: the best of
-    /// them; a 1-letter query costs one pass over the list, as any other).
+    /// them; a 1-letter query costs one pass over the list, as any other). Typed before the index
+    /// is built, the search waits for it (``TownList/whenReady(_:)``) and then runs on what the
+    /// field holds by then. "After the keystroke" in the log counts from GtkSearchEntry's
+    /// `search-changed`, which GTK sends 150 ms after the last key.
     private func searchPlaces() {
         let text = manualEntry.entryText
         let isCoordinates = (try? ManualLocationInput.parse(text).get()) != nil
         let started = MainLoop.monotonicMicroseconds
-        placeMatches = isCoordinates || text.trimmingSpaces.isEmpty ? [] : placeIndex.search(text, limit: 8, near: currentPosition)
-        log("search '\(text)': \(placeMatches.count) matches in \(MainLoop.monotonicMicroseconds - started) µs")
+        let needsIndex = !isCoordinates && !text.trimmingSpaces.isEmpty
+        guard let index = towns.index, needsIndex else {
+            if needsIndex {
+                if searchWaitingSince == nil {
+                    searchWaitingSince = started
+                    log("search '\(text)': waiting for the list of towns")
+                    towns.whenReady { [unowned self] _ in searchPlaces() }
+                }
+                return
+            }
+            searchWaitingSince = nil
+            submitWaiting = false
+            showMatches([], for: text, isCoordinates: isCoordinates)
+            return
+        }
+        let keystroke = searchWaitingSince ?? started
+        searchWaitingSince = nil
+        let matches = index.search(text, limit: 8, near: currentPosition)
+        let now = MainLoop.monotonicMicroseconds
+        log("search '\(text)': \(matches.count) matches in \(now - started) µs, answered \(now - keystroke) µs after the keystroke")
+        showMatches(matches, for: text, isCoordinates: isCoordinates)
+        if submitWaiting {
+            submitWaiting = false
+            submitManualLocation()
+        }
+    }
+
+    private func showMatches(_ matches: [Place], for text: String, isCoordinates: Bool) {
+        placeMatches = matches
         placeList.removeAllRows()
         for place in placeMatches {
             placeList.listAppend(Adwaita.placeRow(title: place.name, subtitle: place.localizedTitle))
@@ -383,15 +400,15 @@ final class CompassWindow {
     }
 
     /// "near Cape Town" when a town of the list is within 50 km, else the coordinates. The list
-    /// is read a moment after the window opens (BENCHMARKS.md has how long), not before its first frame.
+    /// is read on its own thread when the window opens (BENCHMARKS.md has how long); until then, the coordinates.
     private func headerPlace() -> String {
         guard let (latitude, longitude) = currentPosition else { return screen.placeText }
-        if places == nil {
+        guard let index = towns.index else {
             preparePlaces()
             return screen.placeText
         }
         if let near = nearPlace, near.latitude == latitude, near.longitude == longitude { return near.words }
-        let words = placeIndex.nearest(latitudeDegrees: latitude, longitudeDegrees: longitude, withinMetres: 50_000)
+        let words = index.nearest(latitudeDegrees: latitude, longitudeDegrees: longitude, withinMetres: 50_000)
             .map { fill(tr("near {place}"), ["place": $0.name]) } ?? screen.placeText
         nearPlace = (latitude, longitude, words)
         return words
@@ -599,6 +616,7 @@ final class CompassWindow {
     private func submitManualLocation() {
         switch ManualLocationInput.parse(manualEntry.entryText) {
         case .failure(let problem):
+            if searchWaitingSince != nil { submitWaiting = true; return }
             if let best = placeMatches.first { setLocation(best); return }
             let letters = SearchText.folded(manualEntry.entryText).contains { $0.isLetter }
             manualError.setText(letters ? PlaceIndex.noMatchMessage(manualEntry.entryText) : problem.message)

@@ -126,6 +126,40 @@ enum MainLoop {
                                   Unmanaged.passRetained(Repeating(action)).toOpaque(), destroy)
     }
 
+    /// Runs `work` on a thread of its own (a GThread, detached), then `done` with its result on
+    /// the main loop (an idle source of the default main context, which `g_idle_add` may be
+    /// given from any thread): the way slow work leaves the GTK main loop free. `done` is called
+    /// once, on the thread that runs the main loop.
+    static func inBackground<Result: Sendable>(named name: String, _ work: @escaping @Sendable () -> Result,
+                                               then done: @escaping (Result) -> Void) {
+        let job = BackgroundJob(work: work, done: done)
+        let run: @convention(c) (gpointer?) -> gpointer? = { data in
+            let job = Unmanaged<AnyBackgroundJob>.fromOpaque(data!).takeUnretainedValue()
+            job.runWork()
+            let deliver: @convention(c) (gpointer?) -> gboolean = { data in
+                Unmanaged<AnyBackgroundJob>.fromOpaque(data!).takeUnretainedValue().deliver()
+                return 0  // G_SOURCE_REMOVE
+            }
+            let release: GDestroyNotify = { data in Unmanaged<AnyBackgroundJob>.fromOpaque(data!).release() }
+            // The job's reference passes to the idle source, which releases it after delivering.
+            g_idle_add_full(G_PRIORITY_DEFAULT, deliver, data, release)
+            return nil
+        }
+        let thread = g_thread_new(name, run, Unmanaged<AnyBackgroundJob>.passRetained(job).toOpaque())
+        g_thread_unref(thread)  // detached: nobody joins it
+    }
+
+    /// Runs the default main context until `body`'s `quit` is called (the app's own loop is
+    /// GApplication's; this one is for `--find-place`, which has no window).
+    static func run(_ body: (_ quit: @escaping () -> Void) -> Void) {
+        let loop = g_main_loop_new(nil, 0)
+        body { g_main_loop_quit(loop) }
+        g_main_loop_run(loop)
+        g_main_loop_unref(loop)
+    }
+
+    /// Whether the caller is the thread running the main loop (the owner of GLib's default main context).
+    static var isOnMainLoop: Bool { g_main_context_is_owner(nil) != 0 }
 
     /// GLib's monotonic clock, microseconds (for durations).
     static var monotonicMicroseconds: UInt64 { UInt64(max(0, g_get_monotonic_time())) }
@@ -147,6 +181,30 @@ enum MainLoop {
         defer { g_date_time_unref(dateTime) }
         return swiftString(g_date_time_format(dateTime, format), free: true) ?? ""
     }
+}
+
+/// What ``MainLoop/inBackground(named:_:then:)`` hands between its two threads, type-erased for
+/// the C callbacks.
+private class AnyBackgroundJob: @unchecked Sendable {
+    func runWork() {}
+    func deliver() {}
+}
+
+/// `work` and its result are touched by the worker thread until it adds the idle source; `done`
+/// and the result afterwards by the main loop only (g_idle_add's lock of the main context orders
+/// the two), hence unchecked.
+private final class BackgroundJob<Result: Sendable>: AnyBackgroundJob, @unchecked Sendable {
+    private let work: @Sendable () -> Result
+    private let done: (Result) -> Void
+    private var result: Result?
+
+    init(work: @escaping @Sendable () -> Result, done: @escaping (Result) -> Void) {
+        self.work = work
+        self.done = done
+    }
+
+    override func runWork() { result = work() }
+    override func deliver() { if let result { done(result) } }
 }
 
 // MARK: The process

@@ -35,4 +35,56 @@ enum PlaceSearchReport {
         }
         return found ? 0 : 1
     }
+
+    /// `--find-place … --typed-after MS`: the queries as a person types them on the location page,
+    /// through the app's own ``TownList``: the list is read on its thread from the moment the page
+    /// "opens", the first query is typed `typedAfterMilliseconds` later (0: at once) and answered
+    /// as soon as the index is there, on a GLib main loop; the later ones follow in turn. Prints
+    /// per query the time from its keystroke to its answer (`answer_us`, the wait for the index
+    /// included) and, on the first line, the longest the main loop went without running a 2-ms
+    /// timer while all this happened (`stall_us`), and whether the list was read off the main
+    /// loop's thread (`read_off_main_loop`).
+    static func runAsTyped(queries: [String], near: (latitudeDegrees: Double, longitudeDegrees: Double)?,
+                           typedAfterMilliseconds: UInt32) -> Int32 {
+        let towns = TownList { _ in }
+        var found = false
+        MainLoop.run { quit in
+            var lastTick = MainLoop.monotonicMicroseconds, longestGap: UInt64 = 0, answered = false
+            MainLoop.everyMilliseconds(2) {
+                let now = MainLoop.monotonicMicroseconds
+                longestGap = max(longestGap, now - lastTick)
+                lastTick = now
+                return !answered
+            }
+            towns.prepare()
+            MainLoop.everyMilliseconds(typedAfterMilliseconds) {
+                let keystroke = MainLoop.monotonicMicroseconds
+                towns.whenReady { index in
+                    let waited = MainLoop.monotonicMicroseconds - keystroke
+                    answered = true
+                    longestGap = max(longestGap, MainLoop.monotonicMicroseconds - lastTick)
+                    let loaded = towns.loaded
+                    for (k, query) in queries.enumerated() {
+                        let started = MainLoop.monotonicMicroseconds, startedCPU = MainLoop.threadCPUMicroseconds
+                        let matches = index.search(query, limit: 20, near: near)
+                        let ended = MainLoop.monotonicMicroseconds, endedCPU = MainLoop.threadCPUMicroseconds
+                        let answer = ended - started + (k == 0 ? waited : 0)
+                        print("cities=\(index.places.count) read_us=\(loaded?.readMicroseconds ?? 0) index_us=\(loaded?.indexMicroseconds ?? 0) "
+                              + "search_us=\(ended - started) read_cpu_us=\(loaded?.readCPUMicroseconds ?? 0) "
+                              + "index_cpu_us=\(loaded?.indexCPUMicroseconds ?? 0) search_cpu_us=\(endedCPU - startedCPU) "
+                              + "typed_after_ms=\(typedAfterMilliseconds) waited_us=\(k == 0 ? waited : 0) answer_us=\(answer) "
+                              + (k == 0 ? "stall_us=\(longestGap) read_off_main_loop=\(loaded.map { !$0.onMainLoop } ?? false) " : "")
+                              + "matches=\(matches.count) query=\(query)")
+                        for place in matches { print("place=\(place.title)|\(place.latitudeDegrees)|\(place.longitudeDegrees)") }
+                        if matches.isEmpty { print("message=\(PlaceIndex.noMatchMessage(query))") }
+                        found = !matches.isEmpty
+                    }
+                    if let problem = loaded?.problem { print("message=\(problem)") }
+                    quit()
+                }
+                return false
+            }
+        }
+        return found ? 0 : 1
+    }
 }

@@ -27,13 +27,17 @@ let usage = """
       --find-place QUERY    print the offline list's places matching QUERY (best first, at most
                             20: "title|latitude|longitude") with the time taken, and exit;
                             given again, each QUERY is searched in turn over one index (as
-                            keystrokes are); --near LAT LON puts towns within 100 km first
+                            keystrokes are); --near LAT LON puts towns within 100 km first;
+                            --typed-after MS reads the list on its own thread as the location
+                            page does and types the first QUERY MS milliseconds later, timing
+                            each keystroke to its answer
       --version, --help
     """
 
 var options = CompassWindow.Options()
 var findPlace: [String] = []
 var findNear: (latitudeDegrees: Double, longitudeDegrees: Double)?
+var typedAfter: UInt32?
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -55,6 +59,11 @@ while let argument = arguments.popFirst() {
     case "--find-place":
         guard let query = arguments.popFirst() else { printError("qibla-compass: --find-place needs a QUERY\n\n\(usage)"); exit(64) }
         findPlace.append(query)
+    case "--typed-after":
+        guard let text = arguments.popFirst(), let ms = UInt32(text), ms <= 60_000 else {
+            printError("qibla-compass: --typed-after takes MILLISECONDS, 0 to 60000"); exit(64)
+        }
+        typedAfter = ms
     case "--near":
         guard let lat = arguments.popFirst().flatMap(Double.init), let lon = arguments.popFirst().flatMap(Double.init) else {
             printError("qibla-compass: --near takes LATITUDE LONGITUDE in degrees (-33.9 18.4)"); exit(64)
@@ -71,6 +80,7 @@ bindtextdomain(textDomain, localeDirectory())
 bind_textdomain_codeset(textDomain, "UTF-8")
 
 if !findPlace.isEmpty {
+    if let typedAfter { exit(PlaceSearchReport.runAsTyped(queries: findPlace, near: findNear, typedAfterMilliseconds: typedAfter)) }
     exit(PlaceSearchReport.run(queries: findPlace, near: findNear))
 }
 
