@@ -19,6 +19,9 @@ import TestSupport
         let matches = r.stdout.split(separator: "\n").filter { $0.hasPrefix("match=") }.map { $0.dropFirst(6) }
         #expect(matches.first == "São Paulo, Brazil", "\(matches)")
         #expect(r.stderr.contains("search 'sao paulo'"))
+        // Typed as the page opened: the list was read off the main loop, the search answered once it was there.
+        #expect(r.stderr.contains("towns read in") && r.stderr.contains("off the main loop"), "\(r.stderr)")
+        #expect(r.stderr.contains("after the keystroke"), "\(r.stderr)")
         try keepForReadme(path, name: "search")
     }
 

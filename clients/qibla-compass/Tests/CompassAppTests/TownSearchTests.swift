@@ -79,4 +79,33 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
         #expect(Int(timing["cities"] ?? "") ?? 0 > 24_000, "\(timing)")
         print("one letter: \(timing)")
     }
+
+    /// Typed as a person types on the location page (`--typed-after`): the list is read off the
+    /// main loop (on the thread ``TownList`` starts), the first keystroke, typed at once or half a
+    /// second after the page opened, is answered once the index is there, and every keystroke
+    /// gets its answer, the same as without the wait. (How long each takes is in BENCHMARKS.md.)
+    @Test(arguments: [0, 500]) func keystrokesTypedAsThePageOpens(typedAfterMilliseconds: Int) throws {
+        let typed = ["b", "bir", "birmingham e"]
+        let r = try run(compassApp, typed.flatMap { ["--find-place", $0] } + ["--typed-after", "\(typedAfterMilliseconds)"],
+                        environment: ["LANGUAGE": "en", "LC_ALL": "C.UTF-8"])
+        #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+        let answers = r.stdout.split(separator: "\n").filter { $0.hasPrefix("cities=") }
+        #expect(answers.count == typed.count, "\(r.stdout)")
+        #expect(answers.first?.contains(" read_off_main_loop=true ") == true, "\(answers)")
+        #expect(answers.first?.contains(" answer_us=") == true && answers.first?.contains(" stall_us=") == true, "\(answers)")
+        #expect(answers.last?.hasSuffix("query=birmingham e") == true, "\(answers)")
+        // The last keystroke's places: the lines after its answer line, as a search without the wait lists them.
+        let lastPlaces = r.stdout.split(separator: "\n").reversed().prefix { !$0.hasPrefix("cities=") }.reversed()
+            .map { String($0.dropFirst(6).split(separator: "|")[0]) }
+        #expect(lastPlaces.first == "Birmingham, England, United Kingdom", "\(r.stdout)")
+        let direct = try findPlace("birmingham e", language: "en")
+        #expect(lastPlaces == direct.places.map(\.title), "\(direct.output)")
+    }
+
+    /// A bad `--typed-after` is refused with a clear message.
+    @Test func aBadTypedAfterIsRefused() throws {
+        let r = try run(compassApp, ["--find-place", "b", "--typed-after", "soon"], environment: ["LANGUAGE": "en", "LC_ALL": "C.UTF-8"])
+        #expect(r.status == 64)
+        #expect(r.stderr.contains("--typed-after takes MILLISECONDS"), "\(r.stderr)")
+    }
 }
