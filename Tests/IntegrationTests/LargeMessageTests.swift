@@ -80,20 +80,9 @@ import TestSupport
     /// burst: the resident set after the call and its trim is within 1 MB of the one before
     /// (release build, by hand: 3700 kB before, 5816 right after, 3704 after the trim).
     @Test func aHostileCallAfterThreeClaimsLeavesTheIdleResidentSet() throws {
-        let bus = try PrivateBus(extra: """
-            <limit name="max_message_size">\(Self.busLimitBytes)</limit>
-            <limit name="max_incoming_bytes">\(2 * Self.busLimitBytes)</limit>
-            <limit name="max_outgoing_bytes">\(2 * Self.busLimitBytes)</limit>
-            """)
-        let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
-        let phone = try SimulatedPhone(phone: .pinephone, scene: scene(at: london, orientation: .init(headingDegrees: 10)))
-        defer { phone.stop() }
-        let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=51.5074,-0.1278"], bus: bus)
-        defer { q.stop() }
-        try q.start()
-        phone.start(rate: 20)
+        let (phone, q, client) = try Self.rig()
+        defer { q.stop(); phone.stop() }
         let pid = try #require(q.daemon?.pid)
-        let client = try BusClient(bus)
         let trims = { q.log.components(separatedBy: "unclaimed: gave back the pages of the calls just handled").count - 1 }
         for round in 1...3 {
             try client.call("ClaimCompass")
@@ -132,21 +121,25 @@ import TestSupport
         #expect(q.daemon?.isRunning == true)
     }
 
-    @Test func aMessageUpToTheBussLimitLeavesTheResidentSetWhereItWas() throws {
+    /// A simulated PinePhone read by qiblad on a private bus whose message limit is 64 MiB, and a client.
+    static func rig() throws -> (SimulatedPhone, QibladHarness, BusClient) {
         let bus = try PrivateBus(extra: """
-            <limit name="max_message_size">\(Self.busLimitBytes)</limit>
-            <limit name="max_incoming_bytes">\(2 * Self.busLimitBytes)</limit>
-            <limit name="max_outgoing_bytes">\(2 * Self.busLimitBytes)</limit>
+            <limit name="max_message_size">\(busLimitBytes)</limit>
+            <limit name="max_incoming_bytes">\(2 * busLimitBytes)</limit>
+            <limit name="max_outgoing_bytes">\(2 * busLimitBytes)</limit>
             """)
         let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
         let phone = try SimulatedPhone(phone: .pinephone, scene: scene(at: london, orientation: .init(headingDegrees: 10)))
-        defer { phone.stop() }
         let q = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=51.5074,-0.1278"], bus: bus)
-        defer { q.stop() }
         try q.start()
         phone.start(rate: 20)
+        return (phone, q, try BusClient(bus))
+    }
+
+    @Test func aMessageUpToTheBussLimitLeavesTheResidentSetWhereItWas() throws {
+        let (phone, q, client) = try Self.rig()
+        defer { q.stop(); phone.stop() }
         let pid = try #require(q.daemon?.pid)
-        let client = try BusClient(bus)
         func roundTrip() throws { _ = try client.get("LocationSource") }
         func refused(_ message: DBusMessage) -> String? {
             do { _ = try client.connection.call(message, timeoutMilliseconds: 60_000); return nil } catch { return error.name }
