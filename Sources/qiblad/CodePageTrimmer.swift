@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 import QiblaEventLoop
 import QiblaPlatform
+import Synchronization
 
 /// When to give back the pages a state change needed (issue 12, memory; see `MappedFilePages` and
 /// `Heap.trim()`): at the end of the loop iteration that finished start-up or handled the last
@@ -27,8 +28,18 @@ final class CodePageTrimmer {
     /// the bus's `NameAcquired` and the first calls) have been dispatched. No extra wakeup.
     func trimAfterPendingWork() {
         cancel()
-        loop.post { Self.release() }
+        let posted = releasePosted
+        posted.value.store(true, ordering: .relaxed)
+        loop.post {
+            posted.value.store(false, ordering: .relaxed)
+            Self.release()
+        }
     }
+
+    /// A trim is posted for the end of this loop iteration (a call that released the last claim
+    /// needs no trim of its own). Loop thread only; atomic to cross the posted closure.
+    private final class Flag: Sendable { let value = Atomic<Bool>(false) }
+    private let releasePosted = Flag()
 
     /// After ``settleAfterClaim``.
     func trimAfterClaimSettles() {
@@ -42,6 +53,7 @@ final class CodePageTrimmer {
     /// ``settleAfterIdleCall`` after the last call of a burst handled while unclaimed (each call
     /// moves the one timer on); `done` runs after the trim (the wiring's debug line).
     func trimAfterIdleCalls(done: @escaping () -> Void) {
+        guard !releasePosted.value.load(ordering: .relaxed) else { return }
         if let idleCallToken { loop.cancel(idleCallToken) }
         idleCallToken = loop.schedule(after: Self.settleAfterIdleCall) { [unowned self] in
             idleCallToken = nil

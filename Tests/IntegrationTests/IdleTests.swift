@@ -47,7 +47,6 @@ import TestSupport
         monitor.send(SIGINT)
         #expect(monitor.wait(timeout: 10) == 0)
         #expect(waitUntil(timeout: 10) { q.log.contains("last compass claim released") })
-        #expect(waitUntil(timeout: 10) { q.log.contains(Self.idleCallTrim) })
         let woke = try Self.wakeups(of: try #require(q.daemon?.pid))
         #expect(woke <= 2, "qiblad kept waking up after the last release: \(woke) in 3 s")
     }

@@ -59,7 +59,8 @@ public enum GPSDEvent: Sendable, Equatable {
     /// connection ended. Sent once per loss; the next ``fix(_:)`` ends it.
     case fixLost
     /// One attempt to connect failed (refused, unreachable, no gpsd answer); the next is already
-    /// scheduled with backoff. Sent for every attempt: the owner decides what reaches the journal.
+    /// scheduled (after ``Configuration/absentRetrySeconds`` while nothing has listened since
+    /// ``GPSDPositionSource/start()``, else with backoff). Sent for every attempt: the owner decides what reaches the journal.
     case connectFailed(reason: String)
 }
 
@@ -80,7 +81,9 @@ public enum GPSDEvent: Sendable, Equatable {
 ///   Reading is non-blocking: on readiness the source
 ///   calls `gps_read` while `gps_waiting(data, 0)` says libgps still has buffered bytes, at most
 ///   ``maximumReportsPerWakeup`` reports per wakeup so an endless stream cannot starve the loop.
-/// - Reconnects with exponential backoff (initial, doubling, capped at the maximum), reset once a
+/// - While nothing has accepted a connection since ``start()`` (gpsd absent), tries again every
+///   ``Configuration/absentRetrySeconds``. Otherwise
+///   reconnects with exponential backoff (initial, doubling, capped at the maximum), reset once a
 ///   connection delivered a gpsd report. Logs a connection and its loss; failed attempts go to the owner as ``GPSDEvent/connectFailed(reason:)``.
 public final class GPSDPositionSource {
     /// Connection and timing settings.

@@ -72,6 +72,10 @@ final class MotionEvent: @unchecked Sendable {
         } else {
             return nil
         }
+        guard enables.allSatisfy({ Sysfs.isWritable("\(events)/\($0)") }) else {
+            throw SensorSetupError("\(device): \(events)/\(enables[0]) is not writable by this user "
+                                   + "(systemd/70-qiblad-iio.rules)")
+        }
         let node = "\(devRoot)/\(device.deviceNodeName)"
         let descriptor: FileDescriptor
         var origin = "\(node) (IIO_GET_EVENT_FD_IOCTL)"
