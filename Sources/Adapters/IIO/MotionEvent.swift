@@ -10,9 +10,10 @@
 //   `IIO_MOD_X_OR_Y_OR_Z` channel, `IIO_EV_TYPE_ROC` rising (the chip compares each sample with the
 //   previous one): `events/in_accel_x|y|z_roc_rising_en`, `_value` in m/s² (the driver stores it in
 //   4 mg steps). Added by the 2024 WoM series ("iio: imu: inv_mpu6050: add WoM event as accel event").
-// - st_lsm6dsx (LSM6DS3/DSL/DSM/DSO/DSR, LSM9DS1's accelerometer side, ISM330…): the wake-up
-//   function as `IIO_EV_TYPE_THRESH` either, per axis: `events/in_accel_{x,y,z}_thresh_either_en`,
-//   `_value` in the chip's raw steps (left at the driver's setting).
+// - st_lsm6dsx (the LSM6DSx family, for the chips whose settings carry the wake-up registers): the
+//   wake-up function as `IIO_EV_TYPE_THRESH` either, per axis (`st_lsm6dsx_ev_motion`):
+//   `events/in_accel_{x,y,z}_thresh_either_en`, `_value` in the chip's raw steps (left at the
+//   driver's setting).
 // Others (adxl345/367/372 activity, bmc150 slope, kxcjk-1013 motion) name their events differently
 // and are not used yet: those phones rest at `rest-sample-rate` as before.
 import Logging
