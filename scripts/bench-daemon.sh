@@ -15,6 +15,12 @@
 #                                                                    auto: the MPU-6050's gyroscope is read)
 #   BENCH_MOTION=still ...                                         (the simulated phone lies still instead of
 #                                                                    turning: the rest, `rest-sample-rate`)
+#   BENCH_PHONE=pinephone-pro ...                                  (qibla-sim's phone; default pinephone)
+#   BENCH_MOTION_EVENTS=1 ...                                      (issue 37: the accelerometer's wake-on-motion
+#                                                                    event, events/in_accel_x|y|z_roc_rising_*, and
+#                                                                    the simulator's event-descriptor stand-in, a FIFO
+#                                                                    <dev-root>/iio:deviceN-event-fd; for an MPU-6500,
+#                                                                    i.e. BENCH_PHONE=pinephone-pro)
 #
 # Measured (all from /proc of the qiblad process; no instrumentation inside the daemon):
 #   - startup: launch → the bus name is owned (polling NameHasOwner on the bus), median of N runs;
@@ -86,8 +92,9 @@ name_owned() {
 }
 
 # --- simulator ------------------------------------------------------------------------------
-echo "== qibla-sim: pinephone at $latitude,$longitude $motion, $rate Hz" >&2
-"$bin/qibla-sim" run --root "$work/sys" --dev-root "$work/dev" --phone pinephone \
+phone=${BENCH_PHONE:-pinephone}
+echo "== qibla-sim: $phone at $latitude,$longitude $motion, $rate Hz" >&2
+"$bin/qibla-sim" run --root "$work/sys" --dev-root "$work/dev" --phone "$phone" \
     --lat "$latitude" --lon="$longitude" $motion_flag --rate "$rate" ${sim_buffered:+--buffered} >"$work/sim.log" 2>&1 &
 sim_pid=$!
 pids+=("$sim_pid")
@@ -99,6 +106,17 @@ printf 'sample-rate = %s\ngyroscope = %s\n' "$rate" "$gyroscope" >"$work/qiblad.
 qiblad_args=(--session --no-gpsd --sysfs-root "$work/sys" --state-dir "$work/state" --location="$latitude,$longitude"
              --config "$work/qiblad.conf")
 [[ $mode == polling ]] || qiblad_args+=(--sensor-mode "$mode" --dev-root "$work/dev")
+if [[ -n ${BENCH_MOTION_EVENTS:-} ]]; then
+    # The event interface as the kernel shows it (inv_mpu6050 from the MPU-6500 on); the simulator
+    # process writes no records into the FIFO here: a phone lying still raises none.
+    accel_dir=$(dirname "$(ls -d "$work"/sys/bus/iio/devices/*/in_accel_x_raw | head -1)")
+    mkdir -p "$accel_dir/events" "$work/dev"
+    echo 0 >"$accel_dir/events/in_accel_x|y|z_roc_rising_en"
+    echo 0.000000 >"$accel_dir/events/in_accel_x|y|z_roc_rising_value"
+    mkfifo "$work/dev/$(basename "$accel_dir")-event-fd"
+    exec {event_fifo}<>"$work/dev/$(basename "$accel_dir")-event-fd"
+    [[ $mode == polling ]] && qiblad_args+=(--dev-root "$work/dev")
+fi
 
 # --- startup time ---------------------------------------------------------------------------
 # Launch → NameHasOwner true. Each poll is one busctl call (a few ms), which bounds the resolution.
@@ -245,7 +263,7 @@ section=$(cat <<EOF
 - Machine: $machine, $(uname -sr)
 - Swift: $swift_version
 - Command: \`$command\`
-- Setup: private dbus-daemon; \`qibla-sim run --phone pinephone --lat $latitude --lon=$longitude $motion_flag --rate $rate${sim_buffered:+ --buffered}\`;
+- Setup: private dbus-daemon; \`qibla-sim run --phone $phone${BENCH_MOTION_EVENTS:+ (motion events)} --lat $latitude --lon=$longitude $motion_flag --rate $rate${sim_buffered:+ --buffered}\`;
   \`qiblad ${qiblad_args[*]//$work/TMP}\` (TMP/qiblad.conf: \`sample-rate = $rate\`, \`gyroscope = $gyroscope\`); claimed = one \`qiblactl monitor\`; released = after that monitor got SIGTERM (it calls ReleaseCompass); $phase_seconds s per phase, each after 3 s of settling; TMP is under $(bench_scratch_description "${work%/*}").
 
 | Metric | idle | claimed ($rate Hz, $mode) | released again |

@@ -8,6 +8,8 @@
 #   BENCH_OUTPUT=/dev/null scripts/bench-vs-iio-sensor-proxy.sh 10 1   (quick try, print only)
 #   BENCH_KEEP=1 ...                                                   (keep the logs)
 #   BENCH_SETTINGS="still stillfull" BENCH_OUTPUT=/dev/null ...        (only those settings; print only)
+#   BENCH_SETTINGS="defaultstill defaultfirst" ...                     (as installed, still: from 5 s after the claim,
+#                                                                       and from the claim's reply: issue 37)
 #   BENCH_REST_RATE=4 ...                                              (the still setting's rest-sample-rate;
 #                                                                       default: qiblad's default)
 #
@@ -290,6 +292,11 @@ stop_pid "$feeder_pid"; forget_pid "$feeder_pid"
 if wanted defaultstill; then
     echo "== as installed, the phone still, both claimed ${seconds} s × $rounds rounds" >&2
     run_setting defaultstill 20 off "$still_settle" as-installed
+fi
+if wanted defaultfirst; then
+    # Issue 37: a short look: the claim's first seconds as installed, the window from the claim's reply.
+    echo "== as installed, the phone still, the claim's first ${seconds} s × $rounds rounds" >&2
+    run_setting defaultfirst 20 off 0 as-installed
 fi
 if wanted still; then
     echo "== the phone still, both claimed ${seconds} s × $rounds rounds: qiblad at 20 Hz, rest-sample-rate $rest_rate" >&2

@@ -25,7 +25,7 @@ phone has lain still for --rest-wait seconds (past the 2 s that make a rest), at
 `rest-sample-rate` of --rest-rates: the time to the first `Heading` signal and to the first one
 within 2 degrees of the new heading; the table goes between the rest-latency markers.
 """
-import argparse, json, os, queue, shutil, subprocess, sys, tempfile, threading, time
+import argparse, json, os, queue, shutil, struct, subprocess, sys, tempfile, threading, time
 
 root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 parser = argparse.ArgumentParser()
@@ -36,7 +36,8 @@ parser.add_argument("--step-deg", type=float, default=5.0, help="size of each st
 parser.add_argument("--settle", type=float, default=1.2, help="seconds between steps")
 parser.add_argument("--output", default=os.path.join(root, "BENCHMARKS.md"))
 parser.add_argument("--after-rest", action="store_true", help="turns after a rest (issue 25)")
-parser.add_argument("--rest-rates", default="2,4", help="rest-sample-rate settings for --after-rest, Hz")
+parser.add_argument("--rest-rates", default="2,4", help="rest-sample-rate settings for --after-rest, Hz; `events`: "
+                    "a PinePhone Pro whose MPU-6500 has the kernel's wake-on-motion event (issue 37)")
 parser.add_argument("--rest-wait", type=float, default=3.5, help="seconds still before each turn (--after-rest)")
 parser.add_argument("--turn-degrees", default="90,20", help="turn sizes for --after-rest, degrees")
 args = parser.parse_args()
@@ -64,10 +65,10 @@ def magnetometer_dir(sys_root):
     raise SystemExit("measure-sample-latency: qibla-sim made no magnetometer")
 
 
-def still_scene(heading):
+def still_scene(heading, phone="pinephone"):
     """The raw magnetometer values of a still phone at `heading` degrees (true)."""
-    scene = os.path.join(tmp, "scene-%g" % heading)
-    subprocess.run([os.path.join(args.bindir, "qibla-sim"), "run", "--root", scene, "--phone", "pinephone",
+    scene = os.path.join(tmp, "scene-%g-%s" % (heading, phone))
+    subprocess.run([os.path.join(args.bindir, "qibla-sim"), "run", "--root", scene, "--phone", phone,
                     "--lat", LAT, "--lon=" + LON, "--heading-deg", str(heading), "--noise-ut", "0",
                     "--accel-noise", "0", "--duration", "0.5"], check=True, stdout=subprocess.DEVNULL)
     device = magnetometer_dir(scene)
@@ -94,7 +95,9 @@ def measure(rate, scenes, rest_rate=None):
     """Steps at one sample-rate; returns the latencies, ms (with rest_rate: pairs of the first
     Heading signal's latency and the first within 2 degrees of the new heading)."""
     sys_root = os.path.join(tmp, "sys-%g-%s" % (rate, rest_rate))
-    subprocess.run([os.path.join(args.bindir, "qibla-sim"), "run", "--root", sys_root, "--phone", "pinephone",
+    events = rest_rate == "events"
+    subprocess.run([os.path.join(args.bindir, "qibla-sim"), "run", "--root", sys_root, "--phone",
+                    "pinephone-pro" if events else "pinephone",
                     "--lat", LAT, "--lon=" + LON, "--heading-deg", "0", "--noise-ut", "0", "--accel-noise", "0",
                     "--duration", "0.5"], check=True, stdout=subprocess.DEVNULL)
     device = magnetometer_dir(sys_root)
@@ -108,6 +111,34 @@ def measure(rate, scenes, rest_rate=None):
     for fd in files:
         os.ftruncate(fd, 0)
     write_scene(scenes[0])
+    dev_root = os.path.join(tmp, "dev-%g-%s" % (rate, rest_rate))
+    event_fifo = enable = None
+    if events:
+        # The accelerometer's wake-on-motion event as the kernel shows it (inv_mpu6050, chips from
+        # the MPU-6500 on: events/in_accel_x|y|z_roc_rising_{en,value}) and, where the kernel hands
+        # out the event descriptor through ioctl(IIO_GET_EVENT_FD_IOCTL) on /dev/iio:deviceN, the
+        # simulator's stand-in: a FIFO at <dev-root>/iio:deviceN-event-fd (QiblaSimulator's
+        # SimulatedDevice documents it; qiblad opens it only when /dev/iio:deviceN is no character device).
+        devices = os.path.join(sys_root, "bus/iio/devices")
+        accel = next(os.path.join(devices, n) for n in sorted(os.listdir(devices))
+                     if os.path.exists(os.path.join(devices, n, "in_accel_x_raw")))
+        os.makedirs(os.path.join(accel, "events"), exist_ok=True)
+        enable = os.path.join(accel, "events/in_accel_x|y|z_roc_rising_en")
+        open(enable, "w").write("0\n")
+        open(os.path.join(accel, "events/in_accel_x|y|z_roc_rising_value"), "w").write("0.000000\n")
+        os.makedirs(dev_root, exist_ok=True)
+        fifo_path = os.path.join(dev_root, os.path.basename(accel) + "-event-fd")
+        if not os.path.exists(fifo_path):
+            os.mkfifo(fifo_path)
+        event_fifo = os.open(fifo_path, os.O_RDWR | os.O_NONBLOCK)
+
+    def push_motion_event():
+        """The hand that turns the phone moves it: one record when the event is enabled, as the kernel
+        queues it (IIO_MOD_EVENT_CODE(IIO_ACCEL, 0, IIO_MOD_X_OR_Y_OR_Z, IIO_EV_TYPE_ROC, IIO_EV_DIR_RISING))."""
+        if event_fifo is None or open(enable).read().strip() != "1":
+            return False
+        os.write(event_fifo, struct.pack("=Qq", 2 << 56 | 1 << 48 | 11 << 40 | 3 << 32, time.monotonic_ns()))
+        return True
 
     bus = spawn(["dbus-daemon", "--session", "--nofork", "--print-address=1",
                  "--address=unix:path=%s/bus-%g" % (tmp, rate)], stdout=subprocess.PIPE, text=True)
@@ -119,8 +150,8 @@ def measure(rate, scenes, rest_rate=None):
         # The steps (5 degrees, 1.7 uT, every 1.2 s, no noise) are below the rest detector's
         # motion threshold: with the rest on this phone would count as lying still. A phone in the
         # hand never rests; turns after a rest are --after-rest's.
-        conf.write("rest-sample-rate = %s\n" % (rest_rate if rest_rate is not None else "off"))
-    spawn([os.path.join(args.bindir, "qiblad"), "--session", "--no-gpsd", "--sysfs-root", sys_root,
+        conf.write("rest-sample-rate = %s\n" % ("off" if rest_rate is None else "2" if events else rest_rate))
+    spawn([os.path.join(args.bindir, "qiblad"), "--session", "--no-gpsd", "--sysfs-root", sys_root, "--dev-root", dev_root,
            "--state-dir", os.path.join(tmp, "state-%g" % rate), "--location=%s,%s" % (LAT, LON), "--config", config],
           env=env, stderr=open(os.path.join(tmp, "qiblad-%g.log" % rate), "w"))
     time.sleep(1)
@@ -151,6 +182,8 @@ def measure(rate, scenes, rest_rate=None):
                 arrivals.get_nowait()
             target = args.step_deg * ((step + 1) % 2)
             written = write_scene(scenes[(step + 1) % 2])
+            if events and not push_motion_event():
+                print("step %d: the motion event was not enabled at rest" % step, file=sys.stderr)
             first = close = None
             deadline = written + 3
             while close is None and time.monotonic() < deadline:
@@ -215,18 +248,20 @@ def after_rest():
     rows = []
     for turn, rest_rate in [(float(t), r) for t in args.turn_degrees.split(",") for r in args.rest_rates.split(",")]:
         args.step_deg = turn
-        scenes = [still_scene(0), still_scene(turn)]
+        phone = "pinephone-pro" if rest_rate == "events" else "pinephone"
+        scenes = [still_scene(0, phone), still_scene(turn, phone)]
         pairs = measure(20, scenes, rest_rate)
         stop_all()
         first, close = [p[0] for p in pairs], [p[1] for p in pairs]
         print("turn of %g degrees after a rest, rest-sample-rate %s: n=%d first Heading median %.0f ms max %.0f ms; within 2 degrees median %.0f ms max %.0f ms"
               % (turn, rest_rate, len(pairs), percentile(first, 50), max(first), percentile(close, 50), max(close)), file=sys.stderr)
         rows.append("| %g° | %s | %d | %.0f ms | %.0f ms | %.0f ms | %.0f ms | %.0f ms |"
-                    % (turn, rest_rate if rest_rate == "off" else rest_rate + " Hz", len(pairs), percentile(first, 50), percentile(first, 90),
+                    % (turn, "2 Hz, resting on the motion event (PinePhone Pro)" if rest_rate == "events"
+                       else rest_rate if rest_rate == "off" else rest_rate + " Hz", len(pairs), percentile(first, 50), percentile(first, 90),
                        max(first), percentile(close, 50), max(close)))
     machine = next((l.split(":", 1)[1].strip() for l in open("/proc/cpuinfo") if l.startswith("model name")), "?")
     section = """<!-- rest-latency:begin (generated by scripts/measure-sample-latency.py --after-rest; edit outside the markers) -->
-## A turn after a rest (issue 25)
+## A turn after a rest (issues 25 and 37)
 
 - Date: %s; machine: %s (%d logical CPUs), %s %s.
 - Command: `scripts/measure-sample-latency.py --after-rest --steps %d --rest-rates %s --turn-degrees %s` (release build, polling,
@@ -237,6 +272,12 @@ def after_rest():
   read at the rest rate: up to one rest period (500 ms at 2 Hz, 250 ms at 4 Hz), uniformly. A 5° turn (1.7 µT) is
   below the rest detector's 3 µT motion threshold: it reaches the heading when the detector's reference (time
   constant 1 s) is 1.2 µT from the sample last handed over, and the rate stays the rest rate.
+- `events` (issue 37): a simulated PinePhone Pro, whose MPU-6500 has the kernel's wake-on-motion event
+  (`events/in_accel_x|y|z_roc_rising_en`; the PinePhone's MPU-6050 has none and keeps the 2 Hz reads): at rest qiblad
+  reads nothing and waits on the event descriptor (here the simulator's FIFO stand-in for the one
+  `ioctl(IIO_GET_EVENT_FD_IOCTL)` returns). Each turn writes the magnetometer, then the one event record the hand's
+  motion would raise; the times are from the magnetometer's rewrite. On a phone the chip raises the event as the
+  hand starts to move, before the heading has changed: the figure is the daemon's part, from the event to the signal.
 
 | turn | rest-sample-rate | turns | first Heading, median | p90 | max | within 2°, median | max |
 |---|---|---:|---:|---:|---:|---:|---:|

@@ -60,6 +60,8 @@ public struct DaemonLog: Sendable {
     private var lastDroppedValueSeconds = -Double.infinity
     private var lastCalibrationReasonSeconds = -Double.infinity
     private var loggedRefinements = 0
+    /// The last reason ``gpsdUnreachable(reason:maximumBackoffSeconds:)`` was given and its debug line.
+    private var lastGPSDUnreachable: (reason: String, line: LogLine)?
 
     public init() {}
 
@@ -105,9 +107,15 @@ public struct DaemonLog: Sendable {
     /// One failed attempt to reach gpsd: a warning once per run and on change (issue 33), the
     /// attempts after it at debug.
     public mutating func gpsdUnreachable(reason: String, maximumBackoffSeconds: Double) -> LogLine {
+        // Issue 37: the same reason every attempt while gpsd is absent gets the same line without
+        // formatting it again (a Double's text and the interpolation are code pages that would
+        // otherwise stay mapped beside the resting path).
+        if let last = lastGPSDUnreachable, last.reason == reason, facts[.gpsd] != nil { return last.line }
         let line = fact(.gpsd, "cannot connect to gpsd: \(reason); retrying with backoff up to \(maximumBackoffSeconds) s",
                         level: .warning)
-        return line.level == .debug ? LogLine(.debug, "gpsd connect attempt failed: \(reason)") : line
+        let debugLine = LogLine(.debug, "gpsd connect attempt failed: \(reason)")
+        lastGPSDUnreachable = (reason, debugLine)
+        return line.level == .debug ? debugLine : line
     }
 
     /// gpsd answered: its next failure is logged again.

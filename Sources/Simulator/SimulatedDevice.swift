@@ -39,6 +39,23 @@ import SystemPackage
 /// read also returns the scans waiting below the watermark; here they are not there to read
 /// until the watermark is reached.
 ///
+/// Motion events (issue 37), with ``Configuration/motionEvents`` on an inv_mpu6050-style
+/// accelerometer: the wake-on-motion event the kernel gives chips from the MPU-6500 on, as its ABI
+/// shows it (Documentation/ABI/testing/sysfs-bus-iio; include/uapi/linux/iio/events.h):
+/// `events/in_accel_x|y|z_roc_rising_en` (starts `0`) and `events/in_accel_x|y|z_roc_rising_value`
+/// (m/s², starts `0.000000`). While `_en` reads `1`, a sample whose raw counts differ from the
+/// previous sample's by more than `_value` on any axis (the chip's own comparison) pushes one
+/// `struct iio_event_data` (16 bytes, host order: the id
+/// `IIO_MOD_EVENT_CODE(IIO_ACCEL, 0, IIO_MOD_X_OR_Y_OR_Z, IIO_EV_TYPE_ROC, IIO_EV_DIR_RISING)` and
+/// the sample's timestamp) to the event descriptor. **Stand-in:** the kernel hands that descriptor
+/// out through `ioctl(IIO_GET_EVENT_FD_IOCTL)` on `/dev/iio:deviceN`, which a tree of plain files
+/// cannot do; here it is a FIFO at `<devRoot>/iio:deviceN-event-fd`, opened by the simulator
+/// `O_RDWR | O_NONBLOCK` like the buffer's, which a consumer opens `O_RDONLY | O_NONBLOCK` where
+/// it would have made the ioctl (qiblad does so only when `/dev/iio:deviceN` is not a character
+/// device). What it cannot model: the kernel queues events only while a holder has the descriptor
+/// and gives it to one holder at a time (`EBUSY`); a full FIFO drops the record, as the kernel's
+/// 16-entry queue drops events.
+///
 /// Not thread-safe: use from one thread at a time (``Simulator`` serialises access).
 public final class SimulatedDevice {
     /// What to create.
@@ -62,6 +79,12 @@ public final class SimulatedDevice {
         /// A gyroscope on this device beside the accelerometer (only for a style that
         /// ``DriverStyle/carriesGyroscope``; ignored otherwise).
         public var includesGyroscope: Bool
+        /// The wake-on-motion event and its descriptor stand-in (an inv_mpu6050-style accelerometer
+        /// only; ignored otherwise). See the type's documentation.
+        public var motionEvents = false
+
+        /// True when motion events are requested and the style has them.
+        public var hasMotionEvents: Bool { motionEvents && style == .mpu6050 }
 
         public init(style: DriverStyle, deviceIndex: Int, name: String? = nil, mountMatrix: Matrix3? = nil,
                     mountMatrixAttribute: String? = nil, rawOffset: Int? = nil, buffered: Bool = false,
@@ -94,6 +117,13 @@ public final class SimulatedDevice {
     public private(set) var droppedScans = 0
     /// Scans written to the FIFO.
     public private(set) var writtenScans = 0
+    /// Motion event records written to the event descriptor's stand-in.
+    public private(set) var writtenMotionEvents = 0
+    /// `<devRoot>/iio:deviceN-event-fd`: the event descriptor's stand-in (with motion events).
+    public let eventDescriptorPath: String
+    private var eventFIFO: FileDescriptor?
+    /// The raw counts of the previous accelerometer sample (the wake-on-motion comparison).
+    private var previousRaw: [Int]?
 
     private let inverseMountMatrix: Matrix3
     private var fifo: FileDescriptor?
@@ -127,6 +157,7 @@ public final class SimulatedDevice {
         let devices = "\(sysfsRoot)/bus/iio/devices"
         directory = "\(devices)/iio:device\(configuration.deviceIndex)"
         characterDevicePath = "\(devRoot)/iio:device\(configuration.deviceIndex)"
+        eventDescriptorPath = "\(devRoot)/iio:device\(configuration.deviceIndex)-event-fd"
         let t = configuration.style.kind.channelType
         let axisType = IIOScanElementType(parsing: configuration.style.axisScanTypeText)!
         let timestampType = IIOScanElementType(bigEndian: false, signedness: .signed, bits: 64, storageBits: 64)
@@ -198,14 +229,53 @@ public final class SimulatedDevice {
                 throw .cannotCreateFIFO(path: characterDevicePath, errno: error.rawValue)
             }
         }
+        if configuration.hasMotionEvents { try createMotionEvents(devRoot: devRoot) }
     }
 
-    deinit { try? fifo?.close() }
+    deinit {
+        try? fifo?.close()
+        try? eventFIFO?.close()
+    }
 
-    /// Closes the FIFO (consumers then see end-of-file). Attribute files stay.
+    /// Closes the FIFOs (consumers then see end-of-file). Attribute files stay.
     public func close() {
         try? fifo?.close()
         fifo = nil
+        try? eventFIFO?.close()
+        eventFIFO = nil
+    }
+
+    /// Writes the motion event attributes and opens the descriptor's stand-in.
+    private func createMotionEvents(devRoot: String) throws(SimulatorError) {
+        try AttributeFiles.makeDirectories("\(directory)/events")
+        try write("events/in_accel_x|y|z_roc_rising_en", "0")
+        try write("events/in_accel_x|y|z_roc_rising_value", "0.000000")
+        try AttributeFiles.makeDirectories(devRoot)
+        try AttributeFiles.makeFIFO(eventDescriptorPath)
+        do {
+            eventFIFO = try FileSystem.open(eventDescriptorPath, .readWrite, options: [.nonBlocking])
+        } catch {
+            throw .cannotCreateFIFO(path: eventDescriptorPath, errno: error.rawValue)
+        }
+    }
+
+    /// `IIO_MOD_EVENT_CODE(IIO_ACCEL, 0, IIO_MOD_X_OR_Y_OR_Z, IIO_EV_TYPE_ROC, IIO_EV_DIR_RISING)`
+    /// (include/linux/iio/events.h: type << 56 | direction << 48 | modifier << 40 | channel type << 32).
+    public static let wakeOnMotionEventID: UInt64 = 2 << 56 | 1 << 48 | 11 << 40 | 3 << 32
+
+    /// With motion events enabled (`_en` reads 1): one record when `raw` moved beyond `_value`.
+    private func pushMotionEventIfMoved(_ raw: [Int], timestampNanoseconds: Int64) {
+        defer { previousRaw = raw }
+        guard let eventFIFO, let previous = previousRaw else { return }
+        let events = "\(directory)/events/in_accel_x|y|z_roc_rising_"
+        guard AttributeFiles.readSmallFile(events + "en").map(Self.trimmed) == "1" else { return }
+        let threshold = AttributeFiles.readSmallFile(events + "value").map(Self.trimmed).flatMap { Double($0) } ?? 0
+        let scale = configuration.style.scale / configuration.style.kind.kernelUnitsPerSimulatorUnit
+        guard zip(raw, previous).contains(where: { Double(abs($0 - $1)) * scale > threshold }) else { return }
+        var record = [UInt8]()
+        withUnsafeBytes(of: Self.wakeOnMotionEventID) { record += $0 }
+        withUnsafeBytes(of: timestampNanoseconds) { record += $0 }
+        if (try? record.withUnsafeBytes { try eventFIFO.write($0) }) == record.count { writtenMotionEvents += 1 }
     }
 
     /// The temperature channel's raw count on a device with ``Configuration/includesGyroscope``.
@@ -276,6 +346,7 @@ public final class SimulatedDevice {
             }
         }
         lastGyroscopeRaw = gyroscopeRaw
+        if configuration.hasMotionEvents { pushMotionEventIfMoved(raw, timestampNanoseconds: timestampNanoseconds) }
         if fifo != nil, isBufferEnabled {
             if let last = lastScanNanoseconds, let hertz = samplingFrequencyHertz,
                Double(timestampNanoseconds - last) + 1e6 < 1e9 / hertz {

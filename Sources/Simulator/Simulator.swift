@@ -126,12 +126,18 @@ public final class Simulator: Sendable {
     public var hasGyroscope: Bool { gyroscopeDirectory != nil }
 
     /// A simulator for a phone preset (see ``PhoneModel``), including its unrelated IIO devices.
-    /// - Parameter gyroscope: false leaves the phone's gyroscope out (a unit without one).
+    /// - Parameters:
+    ///   - gyroscope: false leaves the phone's gyroscope out (a unit without one).
+    ///   - motionEvents: the accelerometer's wake-on-motion event (issue 37; an inv_mpu6050-style
+    ///     accelerometer: the PinePhone Pro's MPU-6500 has it in the kernel, the PinePhone's
+    ///     MPU-6050 does not).
     public convenience init(phone: PhoneModel, scene: Scene, sysfsRoot: String, devRoot: String, buffered: Bool = false,
-                            gyroscope: Bool = true, seed: UInt64 = 0x5EED, timestampOriginNanoseconds: Int64 = 0)
+                            gyroscope: Bool = true, motionEvents: Bool = false, seed: UInt64 = 0x5EED,
+                            timestampOriginNanoseconds: Int64 = 0)
         throws(SimulatorError) {
         try phone.createUnrelatedDevices(sysfsRoot: sysfsRoot)
         var accelerometer = phone.accelerometer(buffered: buffered)
+        accelerometer.motionEvents = motionEvents
         if !gyroscope {
             accelerometer.includesGyroscope = false
             accelerometer.mountMatrixAttribute = accelerometer.style.defaultMountMatrixAttribute
@@ -141,6 +147,9 @@ public final class Simulator: Sendable {
                       sysfsRoot: sysfsRoot, devRoot: devRoot,
                       seed: seed, timestampOriginNanoseconds: timestampOriginNanoseconds)
     }
+
+    /// Motion event records written so far (``SimulatedDevice/writtenMotionEvents``).
+    public var writtenMotionEvents: Int { state.withLock { $0.accelerometer?.writtenMotionEvents ?? 0 } }
 
     /// The current scene (a copy).
     public var scene: Scene { state.withLock { $0.scene } }

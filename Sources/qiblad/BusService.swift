@@ -75,6 +75,8 @@ final class BusService {
 
     /// The current values, set by the wiring after every change.
     var properties = PublishedProperties()
+    /// Called after each call to the object has been handled (answered, refused, or handed on).
+    var afterCall: (() -> Void)?
     /// `PropertiesChanged` of our interface, its constant names checked and marshalled once.
     private let propertiesChanged: DBusPropertiesChangedSignal
 
@@ -91,7 +93,8 @@ final class BusService {
     /// Registers the object and its parents (so `busctl tree` can walk down to it).
     func register() {
         connection.registerObject(path: QiblaBus.objectPath) { [unowned self] message in
-            self.handle(message)
+            defer { afterCall?() }
+            return self.handle(message)
         }
         let components = QiblaBus.objectPath.split(separator: "/")
         for depth in 0..<components.count {

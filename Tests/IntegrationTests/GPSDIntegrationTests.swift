@@ -49,6 +49,34 @@ import TestSupport
         #expect(abs(try q.double("Declination") - declination) < 0.01)
         // gpsd's own magnetic variation is never used; the timestamp is the fix's.
         #expect(try q.uint64("LocationTimestamp") > 0)
+        // gpsd listened at the first attempt: libgps was opened once (issue 37).
+        #expect(q.log.components(separatedBy: "opening a libgps session").count - 1 == 1, "\(q.log)")
+    }
+
+    /// Issue 37: with gpsd absent (nothing listens on its port) a claim's attempt is one refused
+    /// non-blocking connect on the loop's thread: no thread, no libgps; the next comes after 30 s,
+    /// not at 0.5, 1.5, 3.5 s as the doubling backoff did.
+    @Test func anAbsentGpsdCostsOneRefusedConnectAClaim() throws {
+        let port = freePort()   // nobody listens there
+        let q = try QibladHarness(arguments: ["--gpsd", "127.0.0.1:\(port)", "--sysfs-root", "/nonexistent"]); defer { q.stop() }
+        try q.start()
+        let pid = try #require(q.daemon?.pid)
+        let tasks = { (try? FileManager.default.contentsOfDirectory(atPath: "/proc/\(pid)/task").count) ?? 0 }
+        let threadsIdle = tasks()
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        defer { claim.terminate() }
+        #expect(waitUntil(timeout: 10) { q.log.contains("first compass claim") }, "\(q.log)")
+        var mostThreads = 0
+        let until = Date().addingTimeInterval(4)
+        while Date() < until {
+            mostThreads = max(mostThreads, tasks())
+            usleep(5_000)
+        }
+        let attempts = q.log.split(separator: "\n").filter { $0.contains("cannot connect to gpsd") || $0.contains("gpsd connect attempt failed") }
+        #expect(attempts.count == 1, "one attempt in the claim's first 4 s: \(attempts)")
+        #expect(attempts.first?.contains("nothing accepts connections on 127.0.0.1 port \(port)") == true, "\(attempts)")
+        #expect(!q.log.contains("opening a libgps session"), "\(q.log)")
+        #expect(mostThreads <= threadsIdle, "no thread for an attempt: \(mostThreads) threads seen, \(threadsIdle) idle")
     }
 
     @Test func withoutAClaimTheDaemonDoesNotTouchGpsd() throws {

@@ -68,6 +68,41 @@ import TestSupport
         #expect(moving > resting * 1.5, "moving: \(moving)/s, resting: \(resting)/s")
     }
 
+    /// Issue 37: the PinePhone Pro's MPU-6500 has the kernel's wake-on-motion event (inv_mpu6050,
+    /// chips from the MPU-6500 on). A rest waits on it with no reads at all — the daemon does not
+    /// wake while the phone lies still — and the hand's push that turns the phone ends the rest
+    /// through the event (the simulator's descriptor stand-in), the full rate following at once.
+    @Test func aPhoneWithAMotionEventRestsOnItWithoutReading() throws {
+        let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
+        let still = Scene(position: london, decimalYear: CalibrationIntegrationTests.now,
+                          trajectory: .constant(.init(headingDegrees: 30)), magnetometerNoiseMicrotesla: 0.3,
+                          accelerometerNoiseMetresPerSecondSquared: 0.03)
+        let twoHertz = try CompassRig(phone: .pinephonePro, scene: still, location: "51.5074,-0.1278")
+        let polledWakeups = try Self.stillWakeupsPerSecond(twoHertz)
+        let rig = try CompassRig(phone: .pinephonePro, scene: still, location: "51.5074,-0.1278", motionEvents: true)
+        let (phone, q) = (rig.phone, rig.daemon)
+        let restingWakeups = try Self.stillWakeupsPerSecond(rig)
+        #expect(q.log.contains("at rest: waiting for its motion event, no reads"), "\(q.log)")
+        #expect(FileManager.default.fileExists(atPath: phone.devRoot + "/iio:device1-event-fd"))
+        // While it rests the event is enabled, and nothing has moved it.
+        let enable = phone.sysfsRoot + "/bus/iio/devices/iio:device1/events/in_accel_x|y|z_roc_rising_en"
+        #expect((try? String(contentsOfFile: enable, encoding: .utf8))?.hasPrefix("1") == true)
+        #expect(phone.simulator.writtenMotionEvents == 0)
+        print("motion event: a still, claimed qiblad on a PinePhone Pro woke \(restingWakeups)/s resting on the event, "
+              + "\(polledWakeups)/s reading at 2 Hz without it")
+        #expect(restingWakeups <= 0.5, "no reads while resting on the event: \(restingWakeups) wakeups/s")
+        #expect(polledWakeups >= 1.5, "the same phone without the event reads at 2 Hz: \(polledWakeups) wakeups/s")
+        // A hand turns it: a push of 1.5 m/s² for 0.3 s while the heading goes to 120°.
+        let start = try #require(phone.simulator.lastSample?.timeSeconds)
+        phone.simulator.updateScene {
+            $0.trajectory = .constant(.init(headingDegrees: 120))
+            $0.linearAccelerationNED = { t in t >= start && t < start + 0.3 ? Vector3(1.5, 0, 0) : .zero }
+        }
+        #expect(waitUntil(timeout: 5) { abs(Angle.normalized180(((try? q.double("Heading")) ?? .nan) - 120)) < 2 },
+                "Heading \((try? q.double("Heading")) ?? .nan)")
+        #expect(phone.simulator.writtenMotionEvents >= 1, "the push reached the daemon as a motion event")
+    }
+
     /// A turn too slow to count as motion (2°/s flat on the table, below the detector's 3 µT) while
     /// the phone rests: the samples are still handed over as the field drifts, so the heading
     /// follows in steps of at most the drift threshold (1.2 µT, about 3.5° of London's 19 µT

@@ -244,29 +244,54 @@ struct GPSDPositionSourceTests {
         gpsd.kill()
     }
 
-    @Test("gpsd absent at start, then started: connects within the backoff bound")
+    @Test("gpsd absent at start, then started: connects within the absent retry interval")
     func gpsdStartsLater() throws {
         let port = freePort()
-        let harness = try SourceHarness(port: port)
+        let harness = try SourceHarness(port: port, absentRetrySeconds: 2)
         let started = ContinuousClock.now
         harness.source.start()
-        harness.spin(timeout: 2)
+        harness.spin(timeout: 2.5)
         #expect(harness.connectedCount == 0)
         #expect(!harness.source.isConnected)
-        // Attempts at 0, 0.5 and 1.5 s have failed by now: at least two retries.
-        #expect(harness.source.statistics.reconnects >= 2)
+        // Attempts at 0 and 2 s have been refused: each a non-blocking connect, no libgps thread.
+        #expect(harness.source.statistics.probesRefused == 2)
+        #expect(harness.source.statistics.libGPSOpens == 0)
         let gpsd = try GPSFake(log: "cities.log", port: port)
-        // Next attempts at 3.5, 7.5, 15.5 s after start: once gpsd listens, at most one backoff
-        // interval (4 s here, 8 s if gpsd needed more than 1.5 s to start) passes.
+        // Next attempts every 2 s: once gpsd listens, at most one interval passes.
         #expect(harness.spin(timeout: 20) { harness.connectedCount == 1 })
         let connectedAt = harness.events.first { $0.event == .connected }?.instant
         if let connectedAt {
             print("gpsd started \(milliseconds(started.duration(to: gpsd.launched))) ms after start(); connected \(milliseconds(gpsd.launched.duration(to: connectedAt))) ms after launching gpsfake; reconnect attempts \(harness.source.statistics.reconnects)")
             #expect(gpsd.launched.duration(to: connectedAt) < .seconds(12))
         }
+        #expect(harness.source.statistics.libGPSOpens >= 1)
         #expect(harness.spin(timeout: 20) { !harness.fixes.isEmpty })
         harness.source.stop()
         gpsd.kill()
+    }
+
+    /// Issue 37: while gpsd is absent an attempt is one refused `connect(2)` on the loop's thread
+    /// (no thread, no libgps, no name resolution), and attempts come every `absentRetrySeconds`
+    /// (30 s by default), not at the doubling backoff's 0.5, 1, 2, 4 s.
+    @Test("gpsd absent: one refused connect per attempt, no libgps, localhost without the resolver")
+    func absentGpsdCostsARefusedConnect() throws {
+        let port = freePort()
+        let byDefault = try SourceHarness(port: port, host: "localhost")
+        byDefault.source.start()
+        byDefault.spin(timeout: 2)
+        #expect(byDefault.source.statistics.probesRefused == 1, "one attempt in the first 2 s, the next after 30 s")
+        #expect(byDefault.source.statistics.libGPSOpens == 0)
+        #expect(byDefault.source.statistics.resolutions == 0, "localhost is 127.0.0.1 and ::1 without getaddrinfo")
+        let failures = byDefault.events.filter { if case .connectFailed = $0.event { true } else { false } }
+        #expect(failures.count == 1)
+        byDefault.source.stop()
+        // A name is resolved once per start(), on a thread, however many attempts follow.
+        let named = try SourceHarness(port: port, host: "127.1", absentRetrySeconds: 0.2)  // getaddrinfo reads it (inet_aton), inet_pton does not
+        named.source.start()
+        named.spin(timeout: 1.5)
+        #expect(named.source.statistics.resolutions == 1)
+        #expect(named.source.statistics.libGPSOpens == 0)
+        named.source.stop()
     }
 
     @Test("gpsfake killed mid-stream: .fixLost and .disconnected, then reconnects after restart")
@@ -333,20 +358,29 @@ struct GPSDPositionSourceTests {
         #expect(listener.acceptPending() == nil)
         #expect(harness.source.armedTimerCount == 0)
         harness.source.start()
-        var accepted: Int32?
-        #expect(harness.spin(timeout: 5) { accepted = listener.acceptPending(); return accepted != nil })
-        // The source sent its WATCH request.
-        if let accepted {
+        // Two connections (issue 37): the probe's, which only asks whether anything listens and
+        // closes at once, then libgps' own, which sends the WATCH request.
+        var accepted: [Int32] = []
+        #expect(harness.spin(timeout: 5) {
+            if let next = listener.acceptPending() { accepted.append(next) }
+            return accepted.count == 2
+        })
+        #expect(harness.source.statistics.libGPSOpens == 1)
+        if let libgps = accepted.last {
             var buffer = [UInt8](repeating: 0, count: 256)
             var text = ""
             _ = waitUntil(timeout: 3) {
-                let n = recv(accepted, &buffer, buffer.count, Int32(MSG_DONTWAIT))
+                let n = recv(libgps, &buffer, buffer.count, Int32(MSG_DONTWAIT))
                 if n > 0 { text += String(decoding: buffer[0..<n], as: UTF8.self) }
                 return text.contains("\n") || text.contains(";")
             }
             #expect(text.hasPrefix("?WATCH={\"enable\":true"), "\(text)")
-            close(accepted)
         }
+        if let probe = accepted.first, accepted.count == 2 {
+            var byte: UInt8 = 0
+            #expect(recv(probe, &byte, 1, Int32(MSG_DONTWAIT)) == 0, "the probe sends nothing and closes")
+        }
+        accepted.forEach { close($0) }
         #expect(!harness.source.isConnected, "a silent server is not gpsd")
         harness.source.stop()
     }

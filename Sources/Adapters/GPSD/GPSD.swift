@@ -59,7 +59,8 @@ public enum GPSDEvent: Sendable, Equatable {
     /// connection ended. Sent once per loss; the next ``fix(_:)`` ends it.
     case fixLost
     /// One attempt to connect failed (refused, unreachable, no gpsd answer); the next is already
-    /// scheduled with backoff. Sent for every attempt: the owner decides what reaches the journal.
+    /// scheduled (after ``Configuration/absentRetrySeconds`` while nothing has listened since
+    /// ``GPSDPositionSource/start()``, else with backoff). Sent for every attempt: the owner decides what reaches the journal.
     case connectFailed(reason: String)
 }
 
@@ -69,12 +70,20 @@ public enum GPSDEvent: Sendable, Equatable {
 ///   there; ``GPSDEvent``s are delivered there.
 /// - Connects only between ``start()`` and ``stop()`` (gpsd powers the receiver down when nobody
 ///   watches). While stopped it holds no socket and no timer.
-/// - The blocking `gps_open` (name resolution and `connect(2)`) runs on a short-lived detached POSIX
-///   thread per attempt and its result is handed back with ``QiblaEventLoop/EventLoop/post(_:)``, so a
-///   slow or unreachable host never stalls the loop. Reading is non-blocking: on readiness the source
+/// - An attempt first asks whether anything listens: one non-blocking `connect(2)` on the loop's
+///   thread to the host's addresses, resolved once per ``start()`` (issue 37: `localhost` and
+///   numeric hosts without the resolver; a name on a short-lived thread, once). Only when one
+///   accepts does the blocking `gps_open` (libgps' own resolution and `connect(2)`) run, on a
+///   short-lived detached POSIX thread, its result handed back with
+///   ``QiblaEventLoop/EventLoop/post(_:)``, so a slow or unreachable host never stalls the loop.
+///   While gpsd is absent (most phones; on Debian it is socket-activated, so a refusal means
+///   absent, not busy) an attempt costs that `connect(2)`: no thread, no libgps, no resolution.
+///   Reading is non-blocking: on readiness the source
 ///   calls `gps_read` while `gps_waiting(data, 0)` says libgps still has buffered bytes, at most
 ///   ``maximumReportsPerWakeup`` reports per wakeup so an endless stream cannot starve the loop.
-/// - Reconnects with exponential backoff (initial, doubling, capped at the maximum), reset once a
+/// - While nothing has accepted a connection since ``start()`` (gpsd absent), tries again every
+///   ``Configuration/absentRetrySeconds``. Otherwise
+///   reconnects with exponential backoff (initial, doubling, capped at the maximum), reset once a
 ///   connection delivered a gpsd report. Logs a connection and its loss; failed attempts go to the owner as ``GPSDEvent/connectFailed(reason:)``.
 public final class GPSDPositionSource {
     /// Connection and timing settings.
@@ -89,14 +98,22 @@ public final class GPSDPositionSource {
         public var initialBackoffSeconds: Double
         /// Upper bound of the reconnect delay, seconds.
         public var maximumBackoffSeconds: Double
+        /// Seconds between attempts while nothing has accepted a connection since ``start()``
+        /// (gpsd absent, as on most phones; on Debian gpsd is socket-activated, so a refusal means
+        /// absent, not busy). The doubling backoff is for a gpsd that was there this start (a
+        /// restart, a hang). Issue 37: attempts every 0.5, 1, 2, 4, 8 s early in every claim woke
+        /// the loop and kept the failure path's pages mapped for nothing.
+        public var absentRetrySeconds: Double
 
         public init(host: String = "localhost", port: Int = 2947, fixTimeoutSeconds: Double = 10.0,
-                    initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 30.0) {
+                    initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 30.0,
+                    absentRetrySeconds: Double = 30.0) {
             self.host = host
             self.port = port
             self.fixTimeoutSeconds = fixTimeoutSeconds
             self.initialBackoffSeconds = initialBackoffSeconds
             self.maximumBackoffSeconds = maximumBackoffSeconds
+            self.absentRetrySeconds = absentRetrySeconds
         }
     }
 
@@ -110,6 +127,12 @@ public final class GPSDPositionSource {
         public var reconnects = 0
         /// Lines from the server that were not gpsd JSON.
         public var unparsedLines = 0
+        /// Attempts that found nothing listening (a non-blocking `connect(2)` refused or failed).
+        public var probesRefused = 0
+        /// Attempts that opened libgps on a thread (something listened).
+        public var libGPSOpens = 0
+        /// Name resolutions made (`getaddrinfo`, on a thread): at most one per ``start()``.
+        public var resolutions = 0
         public init() {}
     }
 
@@ -140,6 +163,11 @@ public final class GPSDPositionSource {
     private var isConnecting = false
     private var session: LibGPSSession?
     private var watchToken: EventLoop.Token?
+    /// The host's endpoints, resolved once per ``start()`` (nil until then).
+    private var endpoints: [TCPEndpoint]?
+    /// The probe in flight: its socket, its writable watch, the endpoints left to try.
+    private var probe: (attempt: TCPConnectAttempt, endpoint: TCPEndpoint, token: EventLoop.Token, remaining: ArraySlice<TCPEndpoint>)?
+    private var probeTimer: EventLoop.Token?
     private var retryTimer: EventLoop.Token?
     private var handshakeTimer: EventLoop.Token?
     private var drainTimer: EventLoop.Token?
@@ -164,13 +192,14 @@ public final class GPSDPositionSource {
 
     /// Must run on the loop thread, like every other member: removes this source's watch and timers.
     deinit {
+        endProbe()
         closeSession()
         cancel(&retryTimer)
     }
 
     /// Number of timers this source has armed (fix timeout, retry, handshake, drain). Zero when stopped.
     var armedTimerCount: Int {
-        [retryTimer, handshakeTimer, drainTimer, fixTimer].compactMap { $0 }.filter(loop.isScheduled).count
+        [retryTimer, handshakeTimer, drainTimer, fixTimer, probeTimer].compactMap { $0 }.filter(loop.isScheduled).count
     }
 
     // MARK: Public control
@@ -180,6 +209,10 @@ public final class GPSDPositionSource {
         guard !isActive else { return }
         isActive = true
         backoffSeconds = configuration.initialBackoffSeconds
+        endpoints = TCPEndpoint.withoutResolver(host: configuration.host, port: configuration.port)
+        hasListenedSinceStart = false
+        probesRefusedAtStart = statistics.probesRefused
+        refusedReason = "nothing accepts connections on \(configuration.host) port \(configuration.port)"
         logger.debug("gpsd position source started")
         connect()
     }
@@ -191,6 +224,7 @@ public final class GPSDPositionSource {
         isActive = false
         attempt &+= 1
         isConnecting = false
+        endProbe()
         session?.disableWatch()
         closeSession()
         cancel(&retryTimer)
@@ -206,10 +240,124 @@ public final class GPSDPositionSource {
         guard isActive, !isConnecting, session == nil else { return }
         isConnecting = true
         attempt &+= 1
+        guard let endpoints else {
+            resolveThenProbe(attempt: attempt)
+            return
+        }
+        startProbe(endpoints[...])
+    }
+
+    /// A host name (not `localhost`, not numeric): resolved once on a short-lived thread, then probed.
+    private func resolveThenProbe(attempt thisAttempt: UInt64) {
+        let (host, port, loop) = (configuration.host, configuration.port, self.loop)
+        let owner = LoopBound(self)
+        statistics.resolutions += 1
+        do {
+            try PlatformThread.start { _ in
+                let result = Result { () throws(TCPResolutionError) -> [TCPEndpoint] in try TCPEndpoint.resolve(host: host, port: port) }
+                loop.post {
+                    guard let source = owner.value, source.isActive, source.attempt == thisAttempt else { return }
+                    switch result {
+                    case .success(let resolved):
+                        source.endpoints = resolved
+                        source.startProbe(resolved[...])
+                    case .failure(let error):
+                        source.isConnecting = false
+                        source.connectFailed(reason: error.description)
+                    }
+                }
+            }
+        } catch {
+            isConnecting = false
+            connectFailed(reason: "cannot create the resolving thread")
+        }
+    }
+
+    /// Tries `remaining` in order with a non-blocking `connect(2)`; the first that accepts opens libgps.
+    private func startProbe(_ remaining: ArraySlice<TCPEndpoint>) {
+        var remaining = remaining
+        var lastError = lastProbeError
+        while let endpoint = remaining.popFirst() {
+            let attempt: TCPConnectAttempt
+            do {
+                attempt = try TCPConnectAttempt(to: endpoint)
+            } catch {
+                // The usual answer while gpsd is absent, worded once per start(): formatting an
+                // errno and an address every attempt would keep their code pages mapped beside
+                // the resting path (issue 37).
+                lastError = Self.meansNothingListens(error) ? refusedReason : "\(endpoint): \(error)"
+                continue
+            }
+            guard attempt.isInProgress else {
+                attempt.close()
+                openLibGPS()
+                return
+            }
+            let token = loop.watch(attempt.fileDescriptor, for: .writable) { [unowned self] _ in probeFinished() }
+            probe = (attempt, endpoint, token, remaining)
+            probeTimer = loop.schedule(after: .seconds(Self.handshakeTimeoutSeconds)) { [unowned self] in
+                probeTimer = nil
+                let left = probe?.remaining ?? []
+                endProbe()
+                lastProbeError = "\(endpoint): no answer within \(Self.handshakeTimeoutSeconds) s"
+                startProbe(left)
+            }
+            return
+        }
+        // Nothing listens: no thread, no libgps, no resolution was spent on it. While gpsd is
+        // absent the probe comes every 30 s for the whole claim, and the loop's wakeup and the
+        // failure's path would stay mapped beside the resting path: a retry's pages are given back
+        // (1.5 ms every 30 s, as before issue 37); the first attempt's go with the claim's own trims.
+        isConnecting = false
+        statistics.probesRefused += 1
+        lastProbeError = "no address"
+        let absent = !hasListenedSinceStart
+        connectFailed(reason: lastError, pagesTouched: absent && statistics.probesRefused > probesRefusedAtStart + 1, absent: absent)
+    }
+
+    /// The last error of a probe that ended asynchronously (its socket's `SO_ERROR`, a timeout).
+    private var lastProbeError = "no address"
+    /// The reason given while nothing listens, built once per ``start()``.
+    private var refusedReason = ""
+    /// Something accepted a connection since ``start()``: refusals then get the doubling backoff.
+    private var hasListenedSinceStart = false
+    /// ``Statistics/probesRefused`` when ``start()`` was called.
+    private var probesRefusedAtStart = 0
+
+    /// `ECONNREFUSED` (nothing listens), or `EADDRNOTAVAIL` (`::1` on a host without IPv6).
+    static func meansNothingListens(_ error: Errno) -> Bool {
+        error == .connectionRefused || error == .addressNotAvailable
+    }
+
+    private func probeFinished() {
+        guard let current = probe else { return }
+        let error = current.attempt.finish()
+        endProbe()
+        if let error {
+            lastProbeError = Self.meansNothingListens(error) ? refusedReason : "\(current.endpoint): \(error)"
+            startProbe(current.remaining)
+        } else {
+            openLibGPS()
+        }
+    }
+
+    private func endProbe() {
+        cancel(&probeTimer)
+        guard let current = probe else { return }
+        loop.cancel(current.token)
+        current.attempt.close()
+        probe = nil
+    }
+
+    /// Something listens: libgps' blocking `gps_open` on a short-lived thread.
+    private func openLibGPS() {
+        hasListenedSinceStart = true
         let thisAttempt = attempt
         let configuration = self.configuration
         let loop = self.loop
         let owner = LoopBound(self)
+        statistics.libGPSOpens += 1
+        logger.debug("gpsd answers a connect: opening a libgps session (a thread)")
         let started = LibGPSSession.openInBackground(host: configuration.host, port: configuration.port) { transfer in
             loop.post { owner.value?.connectFinished(transfer, attempt: thisAttempt) }
         }
@@ -246,24 +394,36 @@ public final class GPSDPositionSource {
         }
     }
 
-    private func connectFailed(reason: String) {
-        scheduleRetry()
+    /// - Parameter pagesTouched: false when the attempt was only a refused `connect(2)` (nothing
+    ///   to give back).
+    ///   - absent: nothing has accepted a connection since ``start()``: the next attempt after
+    ///     ``Configuration/absentRetrySeconds``, not the doubling backoff.
+    private func connectFailed(reason: String, pagesTouched: Bool = true, absent: Bool = false) {
+        scheduleRetry(pagesTouched: pagesTouched, absent: absent)
         if isActive { onEvent(.connectFailed(reason: reason)) }
     }
 
-    private func scheduleRetry() {
+    private func scheduleRetry(pagesTouched: Bool = true, absent: Bool = false) {
         guard isActive, retryTimer == nil else { return }
-        // Issue 33: an attempt runs what nothing else does (a thread, libgps, the C library's name
-        // resolution, the failure's own path), and while gpsd stays away it does so every 30 s
-        // for the whole claim. Its pages are given back at the end of this loop iteration (the
-        // heap first: `malloc_trim` runs code), so a claimed daemon without gpsd keeps only its
-        // steady path mapped. Measured with scripts/memory-breakdown.sh: BENCHMARKS.md.
-        loop.post {
-            Heap.trim()
-            MappedFilePages.releaseClean(.all)
+        // Issue 33: an attempt that ran libgps (a thread, libgps, the C library's name resolution,
+        // the failure's own path) touched pages nothing else does. They are given back at the end
+        // of this loop iteration (the heap first: `malloc_trim` runs code), so a claimed daemon
+        // keeps only its steady path mapped. Measured with scripts/memory-breakdown.sh:
+        // BENCHMARKS.md. Issue 37: a refused probe touches none, and trimming after it would cost
+        // more (the steady path's pages faulted back) than the probe itself.
+        if pagesTouched {
+            loop.post {
+                Heap.trim()
+                MappedFilePages.releaseClean(.all)
+            }
         }
-        let delay = backoffSeconds
-        backoffSeconds = min(backoffSeconds * 2, configuration.maximumBackoffSeconds)
+        let delay: Double
+        if absent {
+            delay = configuration.absentRetrySeconds
+        } else {
+            delay = backoffSeconds
+            backoffSeconds = min(backoffSeconds * 2, configuration.maximumBackoffSeconds)
+        }
         retryTimer = loop.schedule(after: .seconds(delay)) { [unowned self] in
             self.retryTimer = nil
             self.statistics.reconnects += 1

@@ -4,5 +4,6 @@ extension GPSDPositionSource.Configuration: Equatable {
     public static func == (a: Self, b: Self) -> Bool {
         a.host == b.host && a.port == b.port && a.fixTimeoutSeconds == b.fixTimeoutSeconds
             && a.initialBackoffSeconds == b.initialBackoffSeconds && a.maximumBackoffSeconds == b.maximumBackoffSeconds
+            && a.absentRetrySeconds == b.absentRetrySeconds
     }
 }

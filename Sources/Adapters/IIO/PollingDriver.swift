@@ -40,14 +40,38 @@ final class PollingDriver: SensorDriver {
                                                   requestedHertz: configuration.effectiveSampleRateHertz,
                                                   restorer: &restorer)
         facts.note("\(calibration.kind.rawValue) driver", "\(device) polling: \(rateNote)", to: logger)
+        let motionEvent = restsOnMotionEvent ? findMotionEvent() : nil
         do {
             try sampler.add(PolledChannel(kind: calibration.kind, axes: axes, calibration: calibration,
-                                          presencePath: device.sysfsPath + "/name", deviceDescription: device.description))
+                                          presencePath: device.sysfsPath + "/name", deviceDescription: device.description,
+                                          motionEvent: motionEvent))
         } catch {
             restorer.restoreAll(logger: logger)
             throw SensorSetupError("\(device): \(error)")
         }
         active = true
+    }
+
+    /// An accelerometer read with a rest rate: its rests may wait on its motion event instead.
+    private var restsOnMotionEvent: Bool {
+        calibration.kind == .accelerometer && configuration.restSampleRateHertz != nil
+    }
+
+    /// The device's motion event (issue 37), logged once a run as a fact either way.
+    private func findMotionEvent() -> MotionEvent? {
+        let rate = configuration.restSampleRateHertz.map { "\($0) Hz" } ?? "off"
+        do throws(SensorSetupError) {
+            if let event = try MotionEvent.find(device: device, devRoot: configuration.devRoot,
+                                                thresholdMetresPerSecondSquared: configuration.rest.accelerationThresholdMetresPerSecondSquared) {
+                facts.note("\(device.deviceNodeName) motion event", "\(device) at rest: waiting for its motion event, no reads "
+                           + "(\(event.description))", to: logger)
+                return event
+            }
+            facts.note("\(device.deviceNodeName) motion event", "\(device) at rest: no motion event this daemon knows; reading at the rest rate (\(rate))", to: logger)
+        } catch {
+            facts.note("\(device.deviceNodeName) motion event", "\(error.description); reading at the rest rate (\(rate)) instead", to: logger)
+        }
+        return nil
     }
 
     func stop() {

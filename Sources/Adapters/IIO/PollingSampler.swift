@@ -25,14 +25,18 @@ final class PolledChannel: Sendable {
     let presencePath: String
     /// For the message when the device has gone: `iio:deviceN (name)`.
     let deviceDescription: String
+    /// The accelerometer's motion event, when its driver has one (issue 37): a rest waits for it
+    /// with no reads at all instead of reading at the rest rate.
+    let motionEvent: MotionEvent?
 
     init(kind: SensorKind, axes: [SysfsAttribute], calibration: AxisCalibration, presencePath: String,
-         deviceDescription: String) {
+         deviceDescription: String, motionEvent: MotionEvent? = nil) {
         self.kind = kind
         self.axes = axes
         self.calibration = calibration
         self.presencePath = presencePath
         self.deviceDescription = deviceDescription
+        self.motionEvent = motionEvent
     }
 }
 
@@ -90,6 +94,11 @@ final class PollingSampler: @unchecked Sendable {
     /// Gyroscope samples read so far (tests: none while the phone rests).
     private let gyroscopeReadCounts = Atomic<Int>(0)
     private let restingReadCounts = Atomic<Int>(0)
+    /// Rests spent waiting on a motion event, and the events that ended them (tests, diagnostics).
+    private let eventRestCounts = Atomic<Int>(0)
+    private let motionEventCounts = Atomic<Int>(0)
+    /// Wakes the reading thread from a wait on a motion event (a stop, a configuration change).
+    private let wake: EventFD?
 
     init(loop: EventLoop, sampleRateHertz: Double, restSampleRateHertz: Double? = nil,
          rest: RestDetector.Configuration = .init(), handOffInterval: Duration, hook: (@Sendable (String) -> Void)?) {
@@ -100,7 +109,15 @@ final class PollingSampler: @unchecked Sendable {
         let interval = handOffInterval.components
         handOffDue = max(0, interval.seconds * 1_000_000_000 + interval.attoseconds / 1_000_000_000 - period / 2)
         self.hook = hook
+        wake = try? EventFD()
         drain = { [weak self] in self?.handOver() }
+    }
+
+    deinit { wake?.close() }
+
+    /// Rests that waited on a motion event instead of reading, and the events that ended them.
+    var motionEventStatistics: (rests: Int, events: Int) {
+        (eventRestCounts.load(ordering: .relaxed), motionEventCounts.load(ordering: .relaxed))
     }
 
     /// Periods read so far, and how many of them at the rest rate.
@@ -145,6 +162,7 @@ final class PollingSampler: @unchecked Sendable {
         }
         guard empty, let stopped = thread else { return nil }
         stopped.requestStop()
+        wake?.signal()
         thread = nil
         return stopped
     }
@@ -154,6 +172,7 @@ final class PollingSampler: @unchecked Sendable {
             let result = change(&box)
             box.configuration &+= 1
             configuration.store(box.configuration, ordering: .releasing)
+            wake?.signal()
             return result
         }
     }
@@ -196,6 +215,12 @@ final class PollingSampler: @unchecked Sendable {
         // still costs its reads, not the heading pipeline, the loop or the bus.
         var held = (first: SensorSample?.none, second: SensorSample?.none)
         var announcedResting = false
+        // Issue 37: the motion event the current rest waits on (armed), one that failed (not
+        // used again this run), and the descriptors a wait polls: the event's and `wake`'s.
+        var armedMotion: MotionEvent?
+        var failedMotion: MotionEvent?
+        var waitSet = PollSet()
+        defer { armedMotion?.disarm() }
         while !thread.isStopRequested {
             let restingPeriod = restPeriod != nil && detector.isResting
             if self.configuration.load(ordering: .acquiring) != configuration {
@@ -306,6 +331,33 @@ final class PollingSampler: @unchecked Sendable {
                 loop.post { [weak self] in self?.sink?.restChanged(resting) }
             }
             if detector.isResting, let restPeriod {
+                if let motion = channels.lazy.compactMap(\.motionEvent).first, motion !== failedMotion, let wake {
+                    // Rest on the accelerometer's own motion event: no reads, no wakeups until the
+                    // chip sees motion (or a stop or a configuration change wakes this thread).
+                    if armedMotion !== motion {
+                        armedMotion?.disarm()
+                        armedMotion = motion.arm() ? motion : nil
+                        if armedMotion == nil { failedMotion = motion; continue }
+                        eventRestCounts.add(1, ordering: .relaxed)
+                    }
+                    waitSet.removeAll()
+                    waitSet.append(motion.descriptor, events: .readable)
+                    waitSet.append(wake.fileDescriptor, events: .readable)
+                    if (try? waitSet.poll(timeout: nil)) == nil { failedMotion = motion }
+                    if thread.isStopRequested { return }
+                    wake.drain()
+                    let events = waitSet.returnedEvents(at: 0)
+                    if !events.isDisjoint(with: [.error, .hangup, .invalid]) { failedMotion = motion }
+                    if events.contains(.readable) || failedMotion === motion {
+                        if motion.drain() > 0 { motionEventCounts.add(1, ordering: .relaxed) }
+                        motion.disarm()
+                        armedMotion = nil
+                        // Read at once at the full rate: the first samples tell where it moved.
+                        detector.motionReported(time: Double(MonotonicClock.nowNanoseconds()) * 1e-9)
+                    }
+                    next = MonotonicClock.nowNanoseconds()
+                    continue
+                }
                 restingReadCounts.add(1, ordering: .relaxed)
                 next += restPeriod
             } else {

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, futex, mallinfo2, malloc_trim, mallopt, dlopen, gettext). Used by QiblaPlatform only. */
+/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, futex, mallinfo2, malloc_trim, mallopt, dlopen, gettext, the IIO event ioctl). Used by QiblaPlatform only. */
 #ifndef QIBLAD_CLINUX_SHIM_H
 #define QIBLAD_CLINUX_SHIM_H
 #include <sys/eventfd.h>
@@ -52,4 +52,13 @@ static inline long qiblad_heap_bytes_in_use(void) { return -1; }
 static inline int qiblad_malloc_trim(void) { return -1; }
 static inline int qiblad_malloc_set_thresholds(int mmap_bytes, int trim_bytes) { (void)mmap_bytes; (void)trim_bytes; return 0; }
 #endif
+#include <sys/ioctl.h>
+#include <linux/iio/events.h>
+/* ioctl(fd, IIO_GET_EVENT_FD_IOCTL) on an IIO character device (include/uapi/linux/iio/events.h):
+   the device's event descriptor (O_RDONLY | O_CLOEXEC; one holder at a time, EBUSY otherwise), or -errno. */
+static inline int qiblad_iio_event_fd(int fd) {
+    int event_fd = -1;
+    if (ioctl(fd, IIO_GET_EVENT_FD_IOCTL, &event_fd) < 0) return -errno;
+    return event_fd;
+}
 #endif

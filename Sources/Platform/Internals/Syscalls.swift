@@ -469,6 +469,118 @@ enum Syscalls {
         return (UInt64(info.st_dev), UInt64(info.st_ino))
     }
 
+    // MARK: IIO events (include/uapi/linux/iio/events.h)
+
+    /// `ioctl(IIO_GET_EVENT_FD_IOCTL)` on an open IIO character device: the event descriptor.
+    static func iioEventDescriptor(_ fd: Int32) throws(Errno) -> Int32 {
+        let result = qiblad_iio_event_fd(fd)
+        guard result >= 0 else { throw Errno(rawValue: -result) }
+        return result
+    }
+
+    /// `fstat(2)`: whether the descriptor is a character device (`S_ISCHR`), a FIFO (`S_ISFIFO`).
+    static func fileKind(_ fd: Int32) -> (isCharacterDevice: Bool, isFIFO: Bool)? {
+        var info = stat()
+        guard fstat(fd, &info) == 0 else { return nil }
+        return ((info.st_mode & S_IFMT) == S_IFCHR, (info.st_mode & S_IFMT) == S_IFIFO)
+    }
+
+    // MARK: TCP (socket(2), connect(2), getsockopt(2), inet_pton(3), getaddrinfo(3))
+
+    /// `inet_pton(3)`: the address bytes of a numeric IPv4 (4 bytes) or IPv6 (16 bytes) host, or nil.
+    static func numericAddress(_ host: String) -> [UInt8]? {
+        var v4 = in_addr()
+        if inet_pton(AF_INET, host, &v4) == 1 { return withUnsafeBytes(of: &v4) { Array($0) } }
+        var v6 = in6_addr()
+        if inet_pton(AF_INET6, host, &v6) == 1 { return withUnsafeBytes(of: &v6) { Array($0) } }
+        return nil
+    }
+
+    /// `inet_ntop(3)` of 4 or 16 address bytes.
+    static func addressText(_ bytes: [UInt8]) -> String {
+        var text = [CChar](repeating: 0, count: Int(INET6_ADDRSTRLEN))
+        let family = bytes.count == 4 ? AF_INET : AF_INET6
+        _ = bytes.withUnsafeBytes { inet_ntop(family, $0.baseAddress, &text, socklen_t(text.count)) }
+        return String(decoding: text.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+    }
+
+    /// `getaddrinfo(3)` for TCP (`AF_UNSPEC`, `SOCK_STREAM`): the addresses' bytes in the resolver's
+    /// order. Blocking (it may read files, load NSS modules, ask DNS). Throws the `EAI_*` code's text.
+    static func resolveTCP(host: String, port: Int) throws(ResolutionError) -> [[UInt8]] {
+        var hints = addrinfo()
+        hints.ai_family = AF_UNSPEC
+        hints.ai_socktype = Int32(SOCK_STREAM.rawValue)
+        var list: UnsafeMutablePointer<addrinfo>?
+        let status = getaddrinfo(host, String(port), &hints, &list)
+        guard status == 0 else { throw ResolutionError(description: String(cString: gai_strerror(status))) }
+        defer { freeaddrinfo(list) }
+        var result: [[UInt8]] = []
+        var entry = list
+        while let current = entry {
+            if let address = current.pointee.ai_addr {
+                switch Int32(current.pointee.ai_family) {
+                case AF_INET:
+                    address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { v4 in
+                        var bytes = v4.pointee.sin_addr
+                        result.append(withUnsafeBytes(of: &bytes) { Array($0) })
+                    }
+                case AF_INET6:
+                    address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { v6 in
+                        var bytes = v6.pointee.sin6_addr
+                        result.append(withUnsafeBytes(of: &bytes) { Array($0) })
+                    }
+                default: break
+                }
+            }
+            entry = current.pointee.ai_next
+        }
+        return result
+    }
+
+    struct ResolutionError: Error { var description: String }
+
+    /// A non-blocking TCP socket (`SOCK_NONBLOCK | SOCK_CLOEXEC`) and `connect(2)` to 4 or 16
+    /// address bytes and a port: the descriptor and 0 when connected at once, `EINPROGRESS` while
+    /// the connection is being made (poll for writable, then ``socketError(_:)``); throws any other
+    /// error (the socket is closed then).
+    static func startTCPConnect(address bytes: [UInt8], port: UInt16) throws(Errno) -> (fd: Int32, inProgress: Bool) {
+        let family = bytes.count == 4 ? AF_INET : AF_INET6
+        let fd = try retrying { socket(family, Int32(SOCK_STREAM.rawValue) | Int32(SOCK_NONBLOCK.rawValue) | Int32(SOCK_CLOEXEC.rawValue), 0) }
+        func connectTo<Address>(_ address: Address) -> Int32 {
+            withUnsafePointer(to: address) {
+                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<Address>.size)) }
+            }
+        }
+        let status: Int32
+        if bytes.count == 4 {
+            var address = sockaddr_in()
+            address.sin_family = sa_family_t(AF_INET)
+            address.sin_port = port.bigEndian
+            withUnsafeMutableBytes(of: &address.sin_addr) { $0.copyBytes(from: bytes) }
+            status = connectTo(address)
+        } else {
+            var address = sockaddr_in6()
+            address.sin6_family = sa_family_t(AF_INET6)
+            address.sin6_port = port.bigEndian
+            withUnsafeMutableBytes(of: &address.sin6_addr) { $0.copyBytes(from: bytes) }
+            status = connectTo(address)
+        }
+        if status == 0 { return (fd, false) }
+        let error = Errno(rawValue: errno)
+        // connect(2) interrupted by a signal goes on in the background, like EINPROGRESS.
+        if error == .nowInProgress || error == .interrupted { return (fd, true) }
+        close(fd)
+        throw error
+    }
+
+    /// `getsockopt(SO_ERROR)`: the pending error of a socket (a finished non-blocking connect), nil when none.
+    static func socketError(_ fd: Int32) -> Errno? {
+        var value: Int32 = 0
+        var length = socklen_t(MemoryLayout<Int32>.size)
+        guard getsockopt(fd, SOL_SOCKET, SO_ERROR, &value, &length) == 0 else { return Errno(rawValue: errno) }
+        return value == 0 ? nil : Errno(rawValue: value)
+    }
+
     /// Sends one datagram to the unix socket at `address` (socket(2) `AF_UNIX`, `SOCK_DGRAM`,
     /// sendto(2)); an address starting with `@` is in the abstract namespace (unix(7)).
     static func sendDatagram(_ bytes: [UInt8], toUnixSocket address: String) throws(Errno) {

@@ -139,6 +139,15 @@ public struct RestDetector: Sendable, Equatable {
         return handOver
     }
 
+    /// The accelerometer's own motion event fired at `time` seconds (issue 37: a phone resting on
+    /// the event is not read at all): the rest ends at once and a new still stretch starts, as
+    /// after a sample that moved. The references stay: the next samples tell how far it moved.
+    public mutating func motionReported(time: Double) {
+        guard time.isFinite else { return }
+        stillSince = time
+        isResting = false
+    }
+
     /// Forgets everything (the sensors restarted).
     public mutating func reset() { self = RestDetector(configuration: configuration) }
 }
