@@ -100,7 +100,7 @@ final class PollingSampler: @unchecked Sendable {
         let interval = handOffInterval.components
         handOffDue = max(0, interval.seconds * 1_000_000_000 + interval.attoseconds / 1_000_000_000 - period / 2)
         self.hook = hook
-        drain = { [weak self] in self?.handOver() }
+        drain = { @Sendable [weak self] in self?.handOver() }  // @Sendable spelled out for Swift 6.0 (Debian 13)
     }
 
     /// Periods read so far, and how many of them at the rest rate.
