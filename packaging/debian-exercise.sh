@@ -1,0 +1,110 @@
+#!/bin/bash
+# SPDX-License-Identifier: Apache-2.0
+# Run inside a fresh Debian chroot by packaging/debian-chroot-test.sh: the installed packages at work.
+#
+#   debian-exercise.sh before-upgrade   --help/--version; qiblad (as the user qiblad, state in
+#                                       /var/lib/qiblad as the system unit has it) on a private bus
+#                                       against qibla-sim's simulated phone: QiblaBearing and Heading
+#                                       by busctl, a calibration stored; systemd-analyze verify;
+#                                       desktop-file-validate, appstreamcli validate
+#   debian-exercise.sh after-upgrade    the stored calibration is the same file, same bytes
+#   debian-exercise.sh after-remove     the programs are gone, the state is still there
+#   debian-exercise.sh after-purge      the state and the configuration directory are gone
+#
+# Prints "ok N - what" or "not ok N - what" per check; exits 1 if any failed.
+set -u
+number=0; failures=0
+check() {   # what command...
+    local what=$1; shift
+    number=$((number + 1))
+    if "$@" > /tmp/check.out 2>&1; then echo "ok $number - $what"
+    else echo "not ok $number - $what"; sed 's/^/#   /' /tmp/check.out; failures=$((failures + 1)); fi
+}
+saved=/root/calibration.sha256
+state=/var/lib/qiblad
+name=io.github.qiblad.Qibla1 path=/io/github/qiblad/Qibla1
+
+# A double property as a number: busctl prints "d 118.99…".
+property() { busctl --address="$DBUS_SESSION_BUS_ADDRESS" get-property "$name" "$path" "$name" "$1" | awk '{print $2}'; }
+within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
+angle_near() {  # value target tolerance, on the circle
+    awk -v v="$1" -v t="$2" -v tol="$3" 'BEGIN { d = v - t; while (d > 180) d -= 360; while (d < -180) d += 360; exit !(d <= tol && d >= -tol) }'
+}
+
+case ${1:?stage} in
+before-upgrade)
+    check "qiblad --help" qiblad --help
+    check "qiblad --version prints the version" sh -c 'qiblad --version | grep -E "^[0-9]+\.[0-9]+\.[0-9]+"'
+    check "qiblactl --help" qiblactl --help
+    check "qiblactl --version" qiblactl --version
+    check "qibla-sim --help" qibla-sim --help
+    check "the user qiblad and the group iio exist (sysusers)" sh -c 'getent passwd qiblad && getent group iio'
+    check "qiblad links no Swift toolchain path outside /usr/lib" sh -c '! ldd /usr/bin/qiblad | grep "not found"'
+
+    # The state directory as systemd's StateDirectory=qiblad makes it for User=qiblad.
+    install -d -o qiblad -g qiblad -m 700 "$state"
+    work=$(mktemp -d) && chmod 755 "$work"
+    # A private session bus, the simulated phone (a PinePhone with a hard-iron offset, turning in
+    # London), and the installed qiblad as the system unit runs it, pointed at the fake sysfs tree.
+    dbus-daemon --session --fork --nopidfile --address="unix:path=$work/bus" --print-address=3 3> "$work/address"
+    export DBUS_SESSION_BUS_ADDRESS=$(head -1 "$work/address")
+    qibla-sim run --root "$work/phone" --lat 51.5074 --lon=-0.1278 --scene seek-qibla --hard-iron=12,-8,5 \
+        > "$work/sim.log" 2>&1 &
+    sim=$!
+    for _ in $(seq 50); do [ -e "$work/phone/bus/iio/devices" ] && break; sleep 0.2; done
+    chown -R qiblad "$work"
+    setpriv --reuid qiblad --regid qiblad --init-groups env DBUS_SESSION_BUS_ADDRESS="$DBUS_SESSION_BUS_ADDRESS" \
+        qiblad --session --no-gpsd --sysfs-root "$work/phone" --state-dir "$state" --verbose > "$work/qiblad.log" 2>&1 &
+    daemon=$!
+    for _ in $(seq 50); do busctl --address="$DBUS_SESSION_BUS_ADDRESS" status "$name" > /dev/null 2>&1 && break; sleep 0.2; done
+    check "qiblad owns $name on the private bus" busctl --address="$DBUS_SESSION_BUS_ADDRESS" status "$name"
+    check "SetManualLocation(London)" busctl --address="$DBUS_SESSION_BUS_ADDRESS" call "$name" "$path" "$name" SetManualLocation dd 51.5074 -0.1278
+    bearing=$(property QiblaBearing)
+    check "QiblaBearing in London is 118.99° ± 0.05 (busctl: $bearing)" within "$bearing" 118.94 119.04
+    # The heading while qiblactl holds a claim (sensors run only while a client claims the compass):
+    # the simulator's true heading of the moment, from its log, against qiblad's.
+    qiblactl claim -- sleep 120 > /dev/null 2>&1 &
+    claim=$!
+    heading=nan
+    for _ in $(seq 100); do
+        heading=$(property Heading)
+        [ "$heading" != nan ] && [ -n "$heading" ] && break
+        sleep 0.3
+    done
+    check "Heading is a number while claimed (busctl: $heading)" within "${heading:-nan}" 0 360
+    check "HasCompass is true" sh -c "busctl --address='$DBUS_SESSION_BUS_ADDRESS' get-property $name $path $name HasCompass | grep -qx 'b true'"
+    # The calibration qiblad learns from the turning person and stores (calibration-NAME-HASH).
+    for _ in $(seq 300); do ls "$state"/calibration-* > /dev/null 2>&1 && break; sleep 0.5; done
+    check "a calibration stored in $state" sh -c "ls $state/calibration-*"
+    check "the manual location stored in $state" test -s "$state/manual-location"
+    sha256sum "$state"/* > "$saved" 2>/dev/null
+    kill "$claim" "$daemon" "$sim" 2>/dev/null; wait "$daemon" 2>/dev/null
+    check "qiblad stopped cleanly on SIGTERM" sh -c "! grep -iE 'fatal|crash' '$work/qiblad.log'"
+    pkill -U root -x dbus-daemon 2>/dev/null
+
+    # The units, offline (no systemd running in a chroot).
+    check "systemd-analyze verify (system unit)" systemd-analyze verify --man=yes /usr/lib/systemd/system/qiblad.service
+    check "systemd-analyze verify (user units)" systemd-analyze verify --man=yes /usr/lib/systemd/user/qiblad.service /usr/lib/systemd/user/qibla-remind.service
+    check "the system bus policy is well-formed XML" sh -c 'dbus-daemon --config-file=/usr/share/dbus-1/system.conf --print-address --nofork --nopidfile --address=unix:path=/tmp/policy-check & p=$!; sleep 1; kill $p'
+    check "desktop-file-validate" desktop-file-validate /usr/share/applications/io.github.qiblad.Compass.desktop
+    check "appstreamcli validate" appstreamcli validate --no-net /usr/share/metainfo/io.github.qiblad.Compass.metainfo.xml
+    check "the French catalogue is installed" test -s /usr/share/locale/fr/LC_MESSAGES/qibla-compass.mo
+    check "man qiblad" sh -c 'man -w qiblad && man -w qiblactl && man -w qiblad.conf'
+    rm -rf "$work"
+    ;;
+after-upgrade)
+    check "the stored calibration and location are the same bytes after the upgrade" sha256sum -c "$saved"
+    check "the upgraded qiblad runs" qiblad --version
+    ;;
+after-remove)
+    check "qiblad and qiblactl are gone" sh -c '! command -v qiblad && ! command -v qiblactl && ! command -v qibla-compass'
+    check "the state directory stays on remove" sh -c "ls $state/calibration-*"
+    ;;
+after-purge)
+    check "the state directory is gone on purge" test ! -e "$state"
+    check "no qiblad unit, policy or rule is left" sh -c '! ls /usr/lib/systemd/system/qiblad.service /usr/share/dbus-1/system.d/io.github.qiblad.Qibla1.conf /usr/lib/udev/rules.d/70-qiblad-iio.rules 2>/dev/null'
+    rm -f "$saved"
+    ;;
+*) echo "unknown stage $1" >&2; exit 2 ;;
+esac
+[ $failures = 0 ]
