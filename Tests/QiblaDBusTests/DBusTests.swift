@@ -624,9 +624,10 @@ func expectBusctlPayload(_ data: [Any], bool: Bool, lastVariant: Double?) throws
 
 /// The DBusError `body` throws, recorded as an issue when it throws nothing or something else.
 /// (`#expect(throws:)` returns the error from Swift 6.1 on; Debian 13's swiftlang is 6.0.)
-private func expectDBusError(sourceLocation: SourceLocation = #_sourceLocation, _ body: () throws -> Void) -> DBusError? {
+private func expectDBusError<Result>(sourceLocation: SourceLocation = #_sourceLocation,
+                                     _ body: () throws -> Result) -> DBusError? {
     do {
-        try body()
+        _ = try body()
         Issue.record("expected a DBusError, nothing was thrown", sourceLocation: sourceLocation)
     } catch let error as DBusError {
         return error
