@@ -275,8 +275,9 @@ public final class GPSFake: @unchecked Sendable {
     public init(logPath: String, port: Int, cycleSeconds: Double = 0.1, readyTimeout: Double = 15,
                 launcher: [String] = ["gpsfake"]) throws {
         self.port = port
-        let sentences = try String(contentsOfFile: logPath, encoding: .isoLatin1)
-            .split(separator: "\n").filter { !$0.hasPrefix("#") }.count
+        // Lines as bytes: a log may hold any byte, and Foundation 6.0 (Debian 13) decodes no Latin-1.
+        let sentences = try Data(contentsOf: URL(fileURLWithPath: logPath))
+            .split(separator: UInt8(ascii: "\n")).filter { $0.first != UInt8(ascii: "#") }.count
         logCycleSeconds = Double(sentences) * cycleSeconds
         var failures: [String] = []
         while true {
