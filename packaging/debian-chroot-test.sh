@@ -22,7 +22,8 @@
 #   sudo packaging/debian-chroot-test.sh [WORKDIR]      (default /var/tmp/qiblad-debian)
 #
 # ARCH=arm64 makes an arm64 chroot run by qemu-user-static (binfmt_misc must be enabled) and
-# stops after the tests. KEEP_BUILD_CHROOT=1 reuses an existing build chroot (for trying changes).
+# stops after the tests. KEEP_BUILD_CHROOT=1 reuses an existing build chroot, RESUME=package an
+# existing build chroot and built tree (for trying changes to debian/).
 # Each phase prints its duration; the last lines are the summary.
 set -uo pipefail
 
@@ -67,6 +68,14 @@ in_chroot() {   # root command...
 version=$(sed -n 's/^public let qiblaVersion = "\(.*\)"$/\1/p' "$top/Sources/Interface/PropertyValue.swift")
 debversion=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 
+# RESUME=package: the build chroot and the unpacked tree of an earlier run are kept (its .build
+# too), this tree's debian/ is copied over theirs, and the run goes on from dpkg-buildpackage -nc.
+if [ "${RESUME:-}" = package ] && [ -d "$build/build/qiblad-$version/.build" ]; then
+    summary+=("resumed   from the package phase in $build (debian/ copied from this tree)")
+    rm -rf "$build/build/qiblad-$version/debian" && cp -a "$top/debian" "$build/build/qiblad-$version/debian"
+    nc=-nc
+else
+nc=
 # 1. The source package.
 phase_start source "orig tarballs and the source package qiblad $debversion"
 rm -rf "$out"/*
@@ -109,9 +118,11 @@ in_chroot "$build" sh -e /build/unpack.sh > "$log/build-dep.log" 2>&1 || { fail 
 in_chroot "$build" swift --version 2>&1 | head -1
 phase_end ok
 
+fi  # RESUME
+
 # 3. The binary packages and lintian.
 phase_start package "dpkg-buildpackage -b (DEB_BUILD_OPTIONS=nocheck)"
-if in_chroot "$build" sh -c "cd /build/qiblad-$version && DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' dpkg-buildpackage -b -us -uc" > "$log/package.log" 2>&1; then
+if in_chroot "$build" sh -c "cd /build/qiblad-$version && DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' dpkg-buildpackage -b -us -uc $nc" > "$log/package.log" 2>&1; then
     phase_end "ok: $(cd "$build/build" && ls ./*.deb | xargs -n1 basename | tr '\n' ' ')"
 else
     fail "log/package.log"; finish
