@@ -72,7 +72,7 @@ debversion=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 # too), this tree's debian/ is copied over theirs, and the run goes on from dpkg-buildpackage -nc.
 if [ "${RESUME:-}" = package ] && [ -d "$build/build/qiblad-$version/.build" ]; then
     summary+=("resumed   from the package phase in $build (debian/ copied from this tree)")
-    rm -rf "$build/build/qiblad-$version/debian" && cp -a "$top/debian" "$build/build/qiblad-$version/debian"
+    cp -a "$top/debian/." "$build/build/qiblad-$version/debian/"
     nc=-nc
 else
 nc=
