@@ -37,7 +37,7 @@ before-upgrade)
     check "qiblactl --version" qiblactl --version
     check "qibla-sim --help" qibla-sim --help
     check "the user qiblad and the group iio exist (sysusers)" sh -c 'getent passwd qiblad && getent group iio'
-    check "qiblad links no Swift toolchain path outside /usr/lib" sh -c '! ldd /usr/bin/qiblad | grep "not found"'
+    check "every library qiblad links is found (ldd)" sh -c '! ldd /usr/bin/qiblad | grep "not found"'
 
     # The state directory as systemd's StateDirectory=qiblad makes it for User=qiblad.
     install -d -o qiblad -g qiblad -m 700 "$state"
@@ -45,18 +45,19 @@ before-upgrade)
     # Everything on the private bus runs as the user qiblad, as the system unit does: the bus, the
     # simulated phone (a PinePhone with a hard-iron offset, a person turning to find the Qibla in
     # London), the installed qiblad pointed at the fake sysfs tree, and the clients.
-    as_qiblad() { setpriv --reuid qiblad --regid qiblad --init-groups "$@"; }
-    as_qiblad dbus-daemon --session --fork --nopidfile --address="unix:path=$work/bus" \
+    # A command word, not a function: "$as_qiblad qiblad … &" is then qiblad's own pid.
+    as_qiblad="setpriv --reuid qiblad --regid qiblad --init-groups"
+    $as_qiblad dbus-daemon --session --fork --nopidfile --address="unix:path=$work/bus" \
         --print-address=3 --print-pid=4 3> "$work/address" 4> "$work/bus.pid"
     export DBUS_SESSION_BUS_ADDRESS=$(head -1 "$work/address")
-    as_qiblad qibla-sim run --root "$work/phone" --phone pinephone --lat 51.5074 --lon=-0.1278 --scene seek-qibla --hard-iron=12,-8,5 \
+    $as_qiblad qibla-sim run --root "$work/phone" --phone pinephone --lat 51.5074 --lon=-0.1278 --scene seek-qibla --hard-iron=12,-8,5 \
         > "$work/sim.log" 2>&1 &
     sim=$!
     for _ in $(seq 50); do [ -e "$work/phone/bus/iio/devices" ] && break; sleep 0.2; done
-    as_qiblad env HOME="$work" qiblad --session --config /etc/qiblad/qiblad.conf --no-gpsd --sysfs-root "$work/phone" \
+    $as_qiblad env HOME="$work" qiblad --session --config /etc/qiblad/qiblad.conf --no-gpsd --sysfs-root "$work/phone" \
         --state-dir "$state" --verbose > "$work/qiblad.log" 2>&1 &
     daemon=$!
-    bus() { as_qiblad busctl --address="$DBUS_SESSION_BUS_ADDRESS" "$@"; }
+    bus() { $as_qiblad busctl --address="$DBUS_SESSION_BUS_ADDRESS" "$@"; }
     property() { bus get-property "$name" "$path" "$name" "$1" 2>/dev/null | awk '{print $2}'; }
     owned() { [ "$(bus call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus NameHasOwner s "$name" 2>/dev/null)" = "b true" ]; }
     for _ in $(seq 50); do owned && break; sleep 0.2; done
@@ -65,7 +66,7 @@ before-upgrade)
     bearing=$(property QiblaBearing)
     check "QiblaBearing in London is 118.99° ± 0.05 (busctl: $bearing)" within "$bearing" 118.94 119.04
     # The heading while qiblactl holds a claim (the sensors run only while a client claims the compass).
-    as_qiblad env HOME="$work" qiblactl claim -- sleep 170 > "$work/claim.log" 2>&1 &
+    $as_qiblad env HOME="$work" qiblactl claim -- sleep 170 > "$work/claim.log" 2>&1 &
     claim=$!
     heading=nan
     for _ in $(seq 100); do
