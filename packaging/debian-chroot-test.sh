@@ -56,12 +56,15 @@ finish() {
 # The kernel's file systems inside a chroot, for as long as a command runs there.
 in_chroot() {   # root command...
     local root=$1; shift
+    # The root a mount point of its own, so that unshare(1) in the tests (GeoClue's harness) can
+    # change its propagation.
+    mount --bind "$root" "$root"
     mount --bind /proc "$root/proc" && mount --bind /sys "$root/sys" && mount --bind /dev "$root/dev" \
         && mount --bind /dev/pts "$root/dev/pts" && mount -t tmpfs tmpfs "$root/dev/shm"
     chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
         DEBIAN_FRONTEND=noninteractive "$@"
     local status=$?
-    umount "$root/dev/shm" "$root/dev/pts" "$root/dev" "$root/sys" "$root/proc"
+    umount "$root/dev/shm" "$root/dev/pts" "$root/dev" "$root/sys" "$root/proc" "$root"
     return $status
 }
 
@@ -69,10 +72,12 @@ version=$(sed -n 's/^public let qiblaVersion = "\(.*\)"$/\1/p' "$top/Sources/Int
 debversion=$(dpkg-parsechangelog -l "$top/debian/changelog" -S Version)
 
 # RESUME=package: the build chroot and the unpacked tree of an earlier run are kept (its .build
-# too), this tree's debian/ is copied over theirs, and the run goes on from dpkg-buildpackage -nc.
+# too), this tree's tracked files that differ are copied over theirs (rsync -c: the unchanged keep
+# their times, so SwiftPM rebuilds only what changed), and the run goes on from dpkg-buildpackage -nc.
 if [ "${RESUME:-}" = package ] && [ -d "$build/build/qiblad-$version/.build" ]; then
-    summary+=("resumed   from the package phase in $build (debian/ copied from this tree)")
-    cp -a "$top/debian/." "$build/build/qiblad-$version/debian/"
+    (cd "$top" && git ls-files) | rsync -rc --files-from=- --out-format='%n' "$top/" "$build/build/qiblad-$version/" \
+        > "$log/resume-copied"
+    summary+=("resumed   from the package phase in $build ($(wc -l < "$log/resume-copied") changed files copied in)")
     nc=-nc
 else
 nc=
