@@ -46,8 +46,13 @@ while read -r name location version_pin revision; do
         || git clone --quiet --bare "$location" "$work/$name.git"
     actual=$(git -C "$work/$name.git" rev-parse "$version_pin^{commit}")
     [ "$actual" = "$revision" ] || { echo "$name $version_pin is $actual, Package.resolved pins $revision" >&2; exit 1; }
-    git -C "$work/$name.git" archive --format=tar --prefix="$name-$version_pin/" "$revision" \
-        | xz -9 > "$out/qiblad_$version.orig-$name.tar.xz"
+    # The files' times are the release commit's; a mirror that rewrote them to the epoch (lintian:
+    # package-contains-ancient-file) gets qiblad's commit time instead.
+    when=$(git -C "$work/$name.git" log -1 --format=%ct "$revision")
+    [ "$when" -gt 0 ] || when=$(git -C "$top" log -1 --format=%ct HEAD)
+    mkdir "$work/$name" && git -C "$work/$name.git" archive --format=tar "$revision" | tar -x -C "$work/$name"
+    tar -C "$work" --sort=name --owner=0 --group=0 --numeric-owner --mtime="@$when" \
+        --transform="s|^$name|$name-$version_pin|" -cf - "$name" | xz -9 > "$out/qiblad_$version.orig-$name.tar.xz"
     echo "$name $version_pin ($revision)"
 done < "$work/pins"
 ls -l "$out"/qiblad_"$version".orig*.tar.xz
