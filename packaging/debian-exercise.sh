@@ -104,6 +104,8 @@ before-upgrade)
 after-upgrade)
     check "the stored state (location, calibration if any) is the same bytes after the upgrade" sha256sum -c "$saved"
     check "the upgraded qiblad runs" qiblad --version
+    # The packages' files, for after-purge.
+    dpkg -L qiblad qibla-compass qiblad-tools > /root/package-files.list
     ;;
 after-remove)
     check "qiblad and qiblactl are gone" sh -c '! command -v qiblad && ! command -v qiblactl && ! command -v qibla-compass'
@@ -111,8 +113,12 @@ after-remove)
     ;;
 after-purge)
     check "the state directory is gone on purge" test ! -e "$state"
-    check "no qiblad unit, policy or rule is left" sh -c '! ls /usr/lib/systemd/system/qiblad.service /usr/share/dbus-1/system.d/io.github.qiblad.Qibla1.conf /usr/lib/udev/rules.d/70-qiblad-iio.rules 2>/dev/null'
-    rm -f "$saved"
+    check "no file of the packages is left (directories shared with others may stay)" \
+        sh -c 'while read -r p; do [ -d "$p" ] || [ ! -e "$p" ] || { echo "$p"; exit 1; }; done < /root/package-files.list'
+    check "no path named qibla* anywhere (units, policy, rules, systemd's enablement records, /etc/qiblad)" \
+        sh -c '! find / -xdev \( -path /proc -o -path /sys -o -path /dev \) -prune -o -iname "*qibla*" -print | grep .'
+    check "the user qiblad stays (Debian leaves system users)" getent passwd qiblad
+    rm -f "$saved" /root/package-files.list
     ;;
 *) echo "unknown stage $1" >&2; exit 2 ;;
 esac
