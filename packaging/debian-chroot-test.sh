@@ -219,7 +219,7 @@ else fail "log/upgrade.log, log/exercise.log"; fi
 phase_start purge "apt-get remove, then purge; what is left"
 in_chroot "$fresh" sh -c 'apt-get remove -y qibla-compass qiblad qiblad-tools' > "$log/purge.log" 2>&1 \
     && in_chroot "$fresh" bash /exercise.sh after-remove >> "$log/exercise.log" 2>&1 \
-    && in_chroot "$fresh" sh -c 'apt-get purge -y qibla-compass qiblad qiblad-tools && apt-get autoremove --purge -y' >> "$log/purge.log" 2>&1 \
+    && in_chroot "$fresh" sh -c 'dpkg --purge qibla-compass qiblad qiblad-tools && apt-get autoremove --purge -y' >> "$log/purge.log" 2>&1 \
     && in_chroot "$fresh" bash /exercise.sh after-purge >> "$log/exercise.log" 2>&1
 status=$?
 rm -f "$fresh/exercise.sh"; rm -rf "$fresh/debs" "$fresh/debs-next"

@@ -85,7 +85,8 @@ before-upgrade)
     check "the manual location stored in $state" test -s "$state/manual-location"
     sha256sum "$state"/* > "$saved" 2>/dev/null
     check "the bus is still up before qiblad is stopped" owned
-    kill "$claim" "$sim" 2>/dev/null
+    # The claim's command (sleep) too: killing qiblactl leaves its child running.
+    kill $(ps -o pid= --ppid "$claim") "$claim" "$sim" 2>/dev/null
     kill "$daemon"; wait "$daemon"
     check "qiblad exited 0 on SIGTERM" test $? = 0
     kill "$(cat "$work/bus.pid")"
