@@ -21,6 +21,10 @@
 #
 #   sudo packaging/debian-chroot-test.sh [WORKDIR]      (default /var/tmp/qiblad-debian)
 #
+# Needs root, network access to Debian's archive, and on the host: mmdebstrap, rsync, git, python3,
+# dpkg-dev (apt-get install mmdebstrap rsync dpkg-dev; for ARCH=arm64 also qemu-user-static and
+# binfmt-support, with binfmt_misc mounted). About 90 minutes from nothing on 2 busy cores.
+#
 # ARCH=arm64 makes an arm64 chroot run by qemu-user-static (binfmt_misc must be enabled) and
 # stops after the tests. KEEP_BUILD_CHROOT=1 reuses an existing build chroot, RESUME=package an
 # existing build chroot and built tree (for trying changes to debian/).
