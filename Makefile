@@ -62,9 +62,11 @@ LINGUAS  = $(shell sed -e 's/\#.*//' po/LINGUAS)
 .PHONY: all build check install install-user install-common install-system uninstall uninstall-user uninstall-common uninstall-system app install-app uninstall-app
 all: build
 
-# The whole test suite (README's test command): the daemon's package, then the app's, whose tests
-# run the qiblad and qibla-sim the first step built (.build/debug) on a headless X server.
+# The whole test suite (README's test command): debian/ against the Makefiles (a second, no
+# build), the daemon's package, then the app's, whose tests run the qiblad and qibla-sim the
+# second step built (.build/debug) on a headless X server.
 check:
+	sh packaging/check-debian.sh
 	$(SWIFT) test
 	$(SWIFT) test --package-path clients/qibla-compass
 build:

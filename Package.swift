@@ -17,10 +17,21 @@ let strict: [SwiftSetting] = [
     .swiftLanguageMode(.v6),
 ]
 
+/// A distribution's build (Debian's source package, an APKBUILD): QIBLAD_DISTRIBUTION_DEPENDENCIES names
+/// a directory holding the three packages below as swift-argument-parser/, swift-log/ and swift-system/
+/// (unpacked releases), so the build needs no network, and links the Swift runtime dynamically from the
+/// distribution's own package (ARCHITECTURE.md, "Distribution builds").
+let distributionDependencies = Context.environment["QIBLAD_DISTRIBUTION_DEPENDENCIES"]
+
+func dependency(_ name: String, from version: Version) -> Package.Dependency {
+    if let directory = distributionDependencies { return .package(path: directory + "/" + name) }
+    return .package(url: "https://github.com/apple/" + name, from: version)
+}
+
 /// Release builds link the Swift runtime statically so the daemon has no toolchain dependency on a phone.
 /// FoundationEssentials (used by swift-argument-parser) needs its two shim archives named explicitly
-/// when linked statically this way (Swift 6.3).
-let staticStdlib: [LinkerSetting] = [
+/// when linked statically this way (Swift 6.3). Distribution builds link it dynamically.
+let staticStdlib: [LinkerSetting] = distributionDependencies != nil ? [] : [
     .unsafeFlags(["-static-stdlib", "-Xlinker", "-l_FoundationCollections", "-Xlinker", "-l_FoundationCShims",
                   "-Xlinker", "--no-export-dynamic"],
                  .when(configuration: .release)),
@@ -43,9 +54,9 @@ let package = Package(
         .library(name: "QiblaGeonames", targets: ["QiblaGeonames"]),
     ],
     dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
+        dependency("swift-argument-parser", from: "1.5.0"),
+        dependency("swift-log", from: "1.6.0"),
+        dependency("swift-system", from: "1.4.0"),
     ],
     targets: [
         // MARK: Pure math

@@ -122,7 +122,7 @@ struct Run: ParsableCommand {
         guard noiseUt.isFinite, noiseUt >= 0, accelNoise.isFinite, accelNoise >= 0, gyroNoise.isFinite, gyroNoise >= 0 else {
             throw ValidationError("noise must be a finite number ≥ 0")
         }
-        for value in [headingDeg ?? 0, pitchDeg, rollDeg, interferenceAt ?? 0, interferenceDuration, heightM]
+        for value: Double in [headingDeg ?? 0, pitchDeg, rollDeg, interferenceAt ?? 0, interferenceDuration, heightM]
         where !value.isFinite { throw ValidationError("angles and times must be finite") }
     }
 

@@ -33,7 +33,8 @@ func hasWeakReferenceSideTable(_ object: AnyObject) -> Bool? {
         let target = Target()
         guard let before = hasWeakReferenceSideTable(target) else { return }
         #expect(!before)
-        weak let observer = target
+        weak var observer: Target?  // assigned apart: `weak let` is Swift 6.2, Debian 13 has 6.0
+        observer = target
         #expect(observer != nil)
         #expect(hasWeakReferenceSideTable(target) == true)
         withExtendedLifetime(target) {}

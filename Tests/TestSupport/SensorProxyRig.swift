@@ -12,8 +12,14 @@ import Foundation
 /// calls denied unless allowed, `PrivateBus.systemDefaultPolicy`), and — when a test asks — qiblad's drop-in
 /// dbus/qiblad-iio-sensor-proxy.conf with its user "qiblad" replaced by the user running the tests.
 public final class SensorProxyRig: @unchecked Sendable {
-    public static let executable = "/usr/sbin/iio-sensor-proxy"
-    public static let packagedPolicy = "/etc/dbus-1/system.d/net.hadess.SensorProxy.conf"
+    /// Debian 12's paths, then Debian 13's (/usr/libexec, the policy under /usr/share).
+    public static let executable = firstExisting(["/usr/sbin/iio-sensor-proxy", "/usr/libexec/iio-sensor-proxy"])
+    public static let packagedPolicy = firstExisting(["/etc/dbus-1/system.d/net.hadess.SensorProxy.conf",
+                                                      "/usr/share/dbus-1/system.d/net.hadess.SensorProxy.conf"])
+
+    private static func firstExisting(_ paths: [String]) -> String {
+        paths.first { FileManager.default.fileExists(atPath: $0) } ?? paths[0]
+    }
 
     /// An input device named "Power Button": iio-sensor-proxy's fake compass (`FAKE_COMPASS=1`)
     /// latches on it and turns its heading by 10° each second from the first claim.

@@ -7,11 +7,13 @@ import Foundation
 public let repositoryRoot: URL = URL(fileURLWithPath: #filePath)
     .deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
 
-/// Where SwiftPM put the built executables (qiblad, qiblactl, qibla-sim): beside the test bundle.
+/// Where SwiftPM put the built executables (qiblad, qiblactl, qibla-sim): beside the test bundle,
+/// which on Linux is the running executable. (Not `Bundle.allBundles`: Foundation 6.0, Debian 13's,
+/// crashes in it when parallel tests reach it first.)
 public let productsDirectory: URL = {
-    let bundle = Bundle.allBundles.first { $0.bundlePath.hasSuffix(".xctest") }?.bundleURL
-        ?? URL(fileURLWithPath: CommandLine.arguments[0])
-    return bundle.deletingLastPathComponent()
+    let executable = (try? FileManager.default.destinationOfSymbolicLink(atPath: "/proc/self/exe"))
+        ?? CommandLine.arguments[0]
+    return URL(fileURLWithPath: executable).deletingLastPathComponent()
 }()
 
 /// A product built by this package, e.g. `product("qiblad")`.
@@ -275,8 +277,9 @@ public final class GPSFake: @unchecked Sendable {
     public init(logPath: String, port: Int, cycleSeconds: Double = 0.1, readyTimeout: Double = 15,
                 launcher: [String] = ["gpsfake"]) throws {
         self.port = port
-        let sentences = try String(contentsOfFile: logPath, encoding: .isoLatin1)
-            .split(separator: "\n").filter { !$0.hasPrefix("#") }.count
+        // Lines as bytes: a log may hold any byte, and Foundation 6.0 (Debian 13) decodes no Latin-1.
+        let sentences = try Data(contentsOf: URL(fileURLWithPath: logPath))
+            .split(separator: UInt8(ascii: "\n")).filter { $0.first != UInt8(ascii: "#") }.count
         logCycleSeconds = Double(sentences) * cycleSeconds
         var failures: [String] = []
         while true {

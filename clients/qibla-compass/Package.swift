@@ -15,7 +15,9 @@ let strict: [SwiftSetting] = [.swiftLanguageMode(.v6)]
 
 /// Release builds carry the Swift runtime inside the binary, as qiblad's do: a phone needs GTK and
 /// libadwaita from its distribution, not a Swift toolchain.
-let staticStdlib: [LinkerSetting] = [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
+/// A distribution's build (QIBLAD_DISTRIBUTION_DEPENDENCIES set, as in the root package) links it dynamically.
+let staticStdlib: [LinkerSetting] = Context.environment["QIBLAD_DISTRIBUTION_DEPENDENCIES"] != nil ? []
+    : [.unsafeFlags(["-static-stdlib"], .when(configuration: .release))]
 
 let package = Package(
     name: "qibla-compass",

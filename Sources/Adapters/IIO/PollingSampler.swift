@@ -110,7 +110,7 @@ final class PollingSampler: @unchecked Sendable {
         handOffDue = max(0, interval.seconds * 1_000_000_000 + interval.attoseconds / 1_000_000_000 - period / 2)
         self.hook = hook
         wake = try? EventFD()
-        drain = { [weak self] in self?.handOver() }
+        drain = { @Sendable [weak self] in self?.handOver() }  // @Sendable spelled out for Swift 6.0 (Debian 13)
     }
 
     deinit { wake?.close() }

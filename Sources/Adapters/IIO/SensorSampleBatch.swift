@@ -11,7 +11,11 @@ public struct SensorSampleBatch: Sendable, RandomAccessCollection {
     public static let capacity = 24
     private static let placeholder = SensorSample(kind: .magnetometer, vector: Vector3(0, 0, 0), timestampNanoseconds: 0)
 
+    #if compiler(>=6.2)
     private var storage = InlineArray<24, SensorSample>(repeating: placeholder)
+    #else
+    private var storage = InlineTuple24<SensorSample>(repeating: placeholder)  // Swift 6.0 (Debian 13)
+    #endif
     public private(set) var count = 0
 
     public init() {}

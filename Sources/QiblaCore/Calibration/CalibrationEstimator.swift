@@ -114,7 +114,7 @@ public struct CalibrationEstimate: Sendable, Equatable {
     /// The prior the estimate started from (its standard deviations), for `stage`.
     public var priors: CalibrationPriors
     /// Posterior covariance, row-major `CalibrationParameter.count`², inflated.
-    var covariance: InlineArray<196, Double>
+    var covariance: InlineDoubles196
     /// The accelerometer bias the fit sees, m/s², device frame (a nuisance parameter).
     public var accelerometerBiasMetresPerSecondSquared: Vector3
 
@@ -192,7 +192,7 @@ public struct CalibrationEstimate: Sendable, Equatable {
         guard h > 1e-6, h.isFinite else { return 180 }
         let e = u.cross(horizontal) / h
         let se = softIronMatrix * e
-        var g = InlineArray<11, Double>(repeating: 0)
+        var g = InlineDoubles11(repeating: 0)
         g[0] = -se.x; g[1] = -se.y; g[2] = -se.z
         g[3] = w.x * e.x; g[4] = w.y * e.y; g[5] = w.z * e.z
         g[6] = w.y * e.x + w.x * e.y; g[7] = w.z * e.x + w.x * e.z; g[8] = w.z * e.y + w.y * e.z
@@ -677,7 +677,7 @@ public struct CalibrationEstimator: Sendable {
         // Posterior covariance at the solution: (JᵀWJ + P)⁻¹, column by column.
         normalEquations(p, raw: raw, down: down, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma,
                         normal: a, rhs: rhs, row: row)
-        var result = InlineArray<196, Double>(repeating: 0)
+        var result = InlineDoubles196(repeating: 0)
         for c in 0..<n {
             for i in 0..<(n * n) { damped[i] = a[i] }
             for i in 0..<n { column[i] = i == c ? 1 : 0 }
