@@ -321,13 +321,16 @@ public struct CompassModel: Sendable {
     /// The heading uncertainty of the magnetometer's correction for a raw sample, degrees: the
     /// estimate's covariance at this attitude (`estimated`, nil without an estimate), and what the
     /// attitude filter is given (`applied`): that, else nothing for a trusted correction (a
-    /// restored fit, a raw field confirmed to match), else
-    /// ``Configuration/untrustedCorrectionSigmaDegrees`` (a raw field that may carry tens of µT
-    /// of hard iron).
+    /// restored fit, a raw field confirmed or so far seen to match), else
+    /// ``Configuration/untrustedCorrectionSigmaDegrees`` (a raw field that does not match: it may
+    /// carry tens of µT of hard iron).
     private func correctionSigmaDegrees(raw: Vector3, vertical: Vector3?) -> (estimated: Double?, applied: Double) {
         let estimated = vertical.flatMap { calibrator.headingSigmaDegrees(rawMicrotesla: raw, accelerationMetresPerSecondSquared: $0) }
         if let estimated, estimated.isFinite { return (estimated, estimated) }
-        return (nil, calibrator.correctionTrusted ? 0 : configuration.untrustedCorrectionSigmaDegrees)
+        // A raw field that matches the Earth's (so far) is taken as it is; one that does not is
+        // the untrusted case.
+        let untrusted = !calibrator.correctionTrusted && calibrator.quality == .uncalibrated
+        return (nil, untrusted ? configuration.untrustedCorrectionSigmaDegrees : 0)
     }
 
     /// Hands a new calibration to the pipeline (it restarts its smoothing window) and to the
