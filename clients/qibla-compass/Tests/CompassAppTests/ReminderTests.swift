@@ -7,7 +7,8 @@ import TestSupport
 /// The next Qibla-sun time at a place after `startMicroseconds`, from qiblad's own calculator
 /// (`QiblaSunTimes`, called with busctl as any client would).
 func nextQiblaSunTime(_ rig: AppRig, latitude: Double, longitude: Double, after startMicroseconds: UInt64) throws -> UInt64? {
-    let r = try rig.bus.busctl(["--json=short", "call", "io.github.qiblad.Qibla1", "/io/github/qiblad/Qibla1", "io.github.qiblad.Qibla1",
+    // "--" ends busctl's options: a western longitude ("-5.6") is an argument, not an option.
+    let r = try rig.bus.busctl(["--json=short", "--", "call", "io.github.qiblad.Qibla1", "/io/github/qiblad/Qibla1", "io.github.qiblad.Qibla1",
                                 "QiblaSunTimes", "ddt", "\(latitude)", "\(longitude)", "\(startMicroseconds)"])
     guard r.status == 0, let object = try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any],
           let data = object["data"] as? [Any], let times = data.first as? [[Any]] else { return nil }
@@ -116,7 +117,7 @@ func voluntarySwitches(pid: Int32) -> Int {
         let calculated = try nextQiblaSunTime(rig, latitude: 0, longitude: place, after: now() + 30_000_000) ?? 0
         let longitude = place
         try #require(calculated > now() + 30_000_000 && calculated < now() + 110_000_000, "no Qibla-sun time found within two minutes (longitude \(longitude))")
-        let set = try rig.bus.busctl(["call", "io.github.qiblad.Qibla1", "/io/github/qiblad/Qibla1", "io.github.qiblad.Qibla1",
+        let set = try rig.bus.busctl(["--", "call", "io.github.qiblad.Qibla1", "/io/github/qiblad/Qibla1", "io.github.qiblad.Qibla1",
                                       "SetManualLocation", "dd", "0", "\(longitude)"])
         #expect(set.status == 0, "\(set.stderr)")
         // The published time (searched from qiblad's own now) agrees with the calculator's within a second.
