@@ -87,6 +87,8 @@ import TestSupport
         #expect(r.status == 0, "\(r.stderr)")
         let log = try SensorLog.parse(String(contentsOfFile: path, encoding: .utf8))
         #expect(try log.position() == london)
+        let start = try #require(try log.startUnixSeconds(), "the log's time header")
+        #expect(abs(start - Date().timeIntervalSince1970) < 60, "time = \(log.headerValue("time") ?? "")")
         #expect(log.headerValue("magnetometer") == "lis3mdl" && log.headerValue("gyroscope") == "mpu6050")
         let magnetic = log.instants.compactMap(\.magneticField), acceleration = log.instants.compactMap(\.acceleration)
         let rates = log.instants.compactMap(\.angularVelocity)

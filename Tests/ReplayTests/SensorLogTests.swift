@@ -56,6 +56,10 @@ import Testing
         #expect(SensorLog.unixSeconds(iso8601: "2025-06-01T14:30:00.5+02:00") == 1_748_781_000.5)
         #expect(SensorLog.unixSeconds(iso8601: "2025-06-01") == 1_748_736_000)
         #expect(SensorLog.unixSeconds(iso8601: "2025-02-30T00:00:00Z") == nil)
+        // The calendar the recorder writes its `time` with (Hinnant's civil_from_days).
+        #expect(DecimalYear.civilDate(daysSinceEpoch: 20_240) == (2025, 6, 1))
+        #expect(DecimalYear.civilDate(daysSinceEpoch: -1) == (1969, 12, 31))
+        #expect(DecimalYear.civilDate(daysSinceEpoch: 11_016) == (2000, 2, 29))
     }
 
     @Test func writtenLinesReadBack() throws {

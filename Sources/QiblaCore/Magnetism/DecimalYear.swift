@@ -53,15 +53,19 @@ public enum DecimalYear {
     }
 
     /// The civil year containing a day counted from 1970-01-01 (Hinnant's `civil_from_days`).
-    static func civilYear(daysSinceEpoch: Int) -> Int {
+    static func civilYear(daysSinceEpoch: Int) -> Int { civilDate(daysSinceEpoch: daysSinceEpoch).year }
+
+    /// The civil (Gregorian) date of a day counted from 1970-01-01 (Hinnant's `civil_from_days`).
+    public static func civilDate(daysSinceEpoch: Int) -> (year: Int, month: Int, day: Int) {
         let z = daysSinceEpoch + 719_468
         let era = (z >= 0 ? z : z - 146_096) / 146_097
         let dayOfEra = z - era * 146_097
         let yearOfEra = (dayOfEra - dayOfEra / 1460 + dayOfEra / 36_524 - dayOfEra / 146_096) / 365
         let dayOfYear = dayOfEra - (365 * yearOfEra + yearOfEra / 4 - yearOfEra / 100)
         let shiftedMonth = (5 * dayOfYear + 2) / 153                           // March = 0
+        let day = dayOfYear - (153 * shiftedMonth + 2) / 5 + 1
         let month = shiftedMonth < 10 ? shiftedMonth + 3 : shiftedMonth - 9
-        return yearOfEra + era * 400 + (month <= 2 ? 1 : 0)
+        return (yearOfEra + era * 400 + (month <= 2 ? 1 : 0), month, day)
     }
 
     static func daysInMonth(year: Int, month: Int) -> Int {
