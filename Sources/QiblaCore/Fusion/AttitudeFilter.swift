@@ -224,6 +224,17 @@ public struct AttitudeFilter: Sendable {
         /// this long, with a third of it as their time constant, and no sample is held off for
         /// disagreeing with them, seconds (default 1).
         public var referenceRelearnSeconds = 1.0
+        /// Time constant of the held field's mean strength and dip, which become the reference
+        /// after ``relearnReferenceSeconds``, seconds (default 2).
+        public var heldFieldTimeConstantSeconds = 2.0
+        /// The still windows that measure the bias directly (``StillBiasWindow``)…
+        public var stillBiasWindow = StillBiasWindow.Configuration()
+        /// …and the floor of their noise, rad/s (default 0.003 ≈ 0.17°/s: a constant turn that
+        /// slow passes the window's turn test); 0 turns them off.
+        public var stillBiasFloorRadiansPerSecond = 0.003
+        /// The held field is learned only while the length of its low-passed horizontal direction
+        /// (world frame) is at least this (default 0.99, a spread of about 8°).
+        public var heldDirectionSteadiness = 0.99
         /// Time constant of the learned reference's strength and dip, seconds (default 10).
         public var referenceTimeConstantSeconds = 10.0
         /// Accelerometer bias left after the phone's trim, m/s² per axis (default 0.015, the RMS of ±0.03): the
@@ -242,6 +253,8 @@ public struct AttitudeFilter: Sendable {
         /// magnetometer-to-gyroscope misalignment), degrees, added in quadrature to the sigma
         /// (default 0: `CompassModel` adds the calibration's own term).
         public var referenceHeadingErrorDegrees = 0.0
+        /// EXPERIMENT: factor on the magnetometer's gain on the vertical bias.
+        public var magnetometerBiasGain = 1.0
         /// Folded tilt (degrees) above which the heading switches from the top edge to the back
         /// camera, and below which it switches back (`HeadingAxisSelector`).
         public var switchToBackAboveTiltDegrees = 55.0
@@ -296,6 +309,13 @@ public struct AttitudeFilter: Sendable {
     private var learnedField: Double?
     private var learnedInclination: Double?
     private var disagreementStart: Double?
+    /// The held field's strength (µT) and dip (degrees), low-passed, and the time of the last.
+    private var heldField: Double?
+    private var heldInclination: Double?
+    private var heldFieldTime: Double?
+    /// The held field's horizontal direction in the world frame, as a low-passed unit vector:
+    /// its length is near 1 while the field stays put in the world.
+    private var heldDirection: Vector3?
     private var agreementStart: Double?
     private var recoveryStart: Double?
     private var gateRejectionStart: Double?
@@ -328,6 +348,9 @@ public struct AttitudeFilter: Sendable {
     private var lowPassedAcceleration: Vector3?
     private var lowPassTime: Double?
     private var lastUsefulGravityTime: Double?
+    /// The still windows that measure the bias (``StillBiasWindow``), and how many did.
+    private var stillWindow: StillBiasWindow
+    public private(set) var stillBiasMeasurementCount = 0
     /// Accelerometer samples that measured gravity through the low-pass, for tests and logs.
     public private(set) var lowPassedGravityUpdateCount = 0
     /// Set by ``magneticReferenceChanged(yawSigmaDegrees:)``: the next magnetometer sample sets
@@ -340,6 +363,7 @@ public struct AttitudeFilter: Sendable {
         self.configuration = configuration
         let b = configuration.initialGyroscopeBiasSigmaRadiansPerSecond
         pbb = Matrix3.diagonal(b * b)
+        stillWindow = StillBiasWindow(configuration: configuration.stillBiasWindow)
         selector = HeadingAxisSelector(switchToBackAboveTiltDegrees: configuration.switchToBackAboveTiltDegrees,
                                        switchToTopBelowTiltDegrees: configuration.switchToTopBelowTiltDegrees)
     }
@@ -374,6 +398,7 @@ public struct AttitudeFilter: Sendable {
         previousAttitudeUsable = false
         latestAcceleration = nil
         latestField = nil
+        stillWindow.reset()
     }
 
     /// The magnetometer's correction changed (a provisional fit, an accepted one, a refit or a
@@ -399,6 +424,7 @@ public struct AttitudeFilter: Sendable {
     public mutating func addAngularVelocity(_ omega: Vector3, time: Double) -> HeadingRejection? {
         guard omega.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
         lastRejection = nil
+        if let still = stillWindow.addRate(omega, time: time) { measureBias(still.bias, variance: still.variance) }
         // Time running backwards by more than the gap limit resets; a little (another device's
         // samples of the same instant) only skips the integration.
         if let t0 = stateTime, time < t0 - configuration.maximumGyroscopeGapSeconds { unseed() }
@@ -432,6 +458,7 @@ public struct AttitudeFilter: Sendable {
         guard a.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
         lastRejection = nil
         latestAcceleration = a
+        stillWindow.addAcceleration(a, time: time)
         guard advance(to: time) else { return nil }
         let g = TiltCompensation.standardGravity
         let length = a.length
@@ -522,6 +549,7 @@ public struct AttitudeFilter: Sendable {
         guard m.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
         lastRejection = nil
         latestField = m
+        stillWindow.addField(m, time: time)
         guard advance(to: time) else { return nil }
         let strength = m.length
         guard strength >= TiltCompensation.minimumFieldMicrotesla else { return nil }
@@ -553,13 +581,32 @@ public struct AttitudeFilter: Sendable {
         guard agrees else {
             hold(at: time)
             agreementStart = nil
-            if validExpected == nil, !disturbed, let start = disagreementStart,
+            // The held field's own level (time constant ``Configuration/heldFieldTimeConstantSeconds``):
+            // a lasting field becomes the reference at its mean, not at one noisy sample.
+            let previousHeld = heldFieldTime ?? time
+            let heldWeight = heldField == nil ? 1 : 1 - exp(-max(0, time - previousHeld) / max(1e-3, configuration.heldFieldTimeConstantSeconds))
+            heldField = (heldField ?? strength) + heldWeight * (strength - (heldField ?? strength))
+            heldInclination = (heldInclination ?? inclination) + heldWeight * (inclination - (heldInclination ?? inclination))
+            if horizontal > TiltCompensation.minimumFieldMicrotesla {
+                let direction = Vector3(world.x / horizontal, world.y / horizontal, 0)
+                heldDirection = (heldDirection ?? direction) + (direction - (heldDirection ?? direction)) * heldWeight
+            }
+            heldFieldTime = time
+            // Only a field that stays put in the world while the phone moves under it is the
+            // earth's (a new place, a building's steel); a magnet fixed to the phone turns with
+            // it (BROAD trial 32) and is never learned.
+            let steady = (heldDirection?.length ?? 0) >= configuration.heldDirectionSteadiness
+            if validExpected == nil, !disturbed, steady, let start = disagreementStart,
                time - start >= configuration.relearnReferenceSeconds {
-                learnedField = strength; learnedInclination = inclination; disagreementStart = nil; referenceTime = time
+                learnedField = heldField ?? strength; learnedInclination = heldInclination ?? inclination
+                disagreementStart = nil; referenceTime = time
+                heldField = nil; heldInclination = nil; heldFieldTime = nil; heldDirection = nil
             }
             return nil
         }
-        disagreementStart = nil
+        // A sample that agrees during a hold does not end the disagreement (a field flapping
+        // about the threshold, BROAD trial 10); taking the magnetometer back does.
+        if magneticState != .holding { disagreementStart = nil; heldField = nil; heldInclination = nil; heldFieldTime = nil; heldDirection = nil }
         guard horizontal > TiltCompensation.minimumFieldMicrotesla else { return nil }
         // The measured yaw error δθ_D − (m_D/H)·δθ_N.
         let innovation = -atan2(world.y, world.x)
@@ -593,6 +640,7 @@ public struct AttitudeFilter: Sendable {
             let start = agreementStart ?? time
             agreementStart = start
             guard time - start >= configuration.agreementSeconds else { return nil }
+            disagreementStart = nil; heldField = nil; heldInclination = nil; heldFieldTime = nil; heldDirection = nil
             magneticState = .recovering
             recoveryStart = time
             noise *= configuration.recoveryNoiseFactor
@@ -720,7 +768,7 @@ public struct AttitudeFilter: Sendable {
     /// the tilt (world x, y) or yaw (world z) errors zeroed unless allowed; Joseph-form covariance
     /// P' = P − k pᵀ − p kᵀ + (hᵀPh + noise) k kᵀ with p = P h (valid for any gain k).
     private mutating func update(innovation: Double, attitudeRow h: Vector3, biasRow hb: Vector3 = .zero, noise: Double,
-                                 tilt: Bool, yaw: Bool, bias: Bool = true) {
+                                 tilt: Bool, yaw: Bool, bias: Bool = true, correctsAttitude: Bool = true) {
         guard innovation.isFinite, noise.isFinite, noise > 0 else { return }
         let pt = ptt * h + ptb * hb
         let pb = ptb.transposed * h + pbb * hb
@@ -733,10 +781,11 @@ public struct AttitudeFilter: Sendable {
             // axis would tilt the attitude at the next propagation).
             kt.x = 0; kt.y = 0
             let down = attitude.inverseRotate(Vector3(0, 0, 1))
-            kb = down * kb.dot(down)
+            kb = down * (kb.dot(down) * configuration.magnetometerBiasGain)
         }
         if !yaw { kt.z = 0 }
         if !bias { kb = .zero }
+        if !correctsAttitude { kt = .zero }
         let total = s
         let newTT = ptt - Matrix3.outer(kt, pt) - Matrix3.outer(pt, kt) + Matrix3.outer(kt, kt) * total
         let newTB = ptb - Matrix3.outer(kt, pb) - Matrix3.outer(pt, kb) + Matrix3.outer(kt, kb) * total
@@ -746,6 +795,22 @@ public struct AttitudeFilter: Sendable {
         // Inject the error into the nominal state (global error: q ← exp(δθ) ⊗ q).
         attitude = (Quaternion(rotationVector: kt * innovation) * attitude).normalized ?? attitude
         gyroscopeBiasRadiansPerSecond += kb * innovation
+    }
+
+    /// A direct measurement of the bias (a still window's mean rate, rad/s, device frame), with
+    /// the mean's variance per axis plus ``Configuration/stillBiasFloorRadiansPerSecond``² (a turn
+    /// too slow for the window's turn test); the attitude is left alone.
+    private mutating func measureBias(_ measured: Vector3, variance: Double) {
+        guard configuration.stillBiasFloorRadiansPerSecond > 0 else { return }
+        let floor = configuration.stillBiasFloorRadiansPerSecond
+        let noise = variance + floor * floor
+        let residual = measured - gyroscopeBiasRadiansPerSecond
+        update(innovation: residual.x, attitudeRow: .zero, biasRow: Vector3(1, 0, 0), noise: noise, tilt: true, yaw: true, correctsAttitude: false)
+        update(innovation: measured.y - gyroscopeBiasRadiansPerSecond.y, attitudeRow: .zero, biasRow: Vector3(0, 1, 0), noise: noise,
+               tilt: true, yaw: true, correctsAttitude: false)
+        update(innovation: measured.z - gyroscopeBiasRadiansPerSecond.z, attitudeRow: .zero, biasRow: Vector3(0, 0, 1), noise: noise,
+               tilt: true, yaw: true, correctsAttitude: false)
+        stillBiasMeasurementCount += 1
     }
 
     // MARK: Recovery (a motion the gyroscope missed)
