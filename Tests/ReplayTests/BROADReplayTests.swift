@@ -31,9 +31,8 @@ import Testing
     @Test(.enabled(if: ProcessInfo.processInfo.environment["BROAD_EXPLORE"] != nil))
     func variants() throws {
         var variants: [(String, (inout AttitudeFilter.Configuration) -> Void)] = [("default", { _ in })]
-        for g in [0.0, 0.1, 0.3] {
-            variants.append(("mag bias gain \(g)", { $0.magnetometerBiasGain = g }))
-        }
+        variants.append(("no still bias", { $0.stillBiasFloorRadiansPerSecond = 0 }))
+        variants.append(("no accelerometer", { $0.accelerationGateMetresPerSecondSquared = 0 }))
         let names = ProcessInfo.processInfo.environment["BROAD_NAMES"]?.split(separator: ",").map(String.init) ?? BROADRecording.names
         for name in names {
             let recording = try BROADRecording(name)

@@ -149,7 +149,7 @@ public struct AttitudeFilter: Sendable {
         public var motionTimeConstantSeconds = 1.0
         /// When no accelerometer sample has been useful for gravity for this long (gated off or
         /// too noisy: a phone shaken or vibrating, BROAD's vibration trials), seconds (default 1)…
-        public var lowPassedGravityAfterSeconds = 1.0
+        public var lowPassedGravityAfterSeconds = 0.2
         /// …gravity is measured from the accelerometer low-passed in a frame the gyroscope holds
         /// still (each stored value turned with the device by the gyroscope's rotation, so a vector
         /// fixed in space stays fixed and motion accelerations, zero on average while the velocity
@@ -160,10 +160,10 @@ public struct AttitudeFilter: Sendable {
         public var accelerometerLowPassSeconds = 3.0
         /// …and this noise per sample, m/s² (default 1: the measurement is correlated over the
         /// time constant).
-        public var lowPassedGravityNoiseMetresPerSecondSquared = 3.0
+        public var lowPassedGravityNoiseMetresPerSecondSquared = 0.75
         /// A raw accelerometer sample whose tilt noise is below this is useful for gravity,
         /// degrees (default 6).
-        public var usefulGravityNoiseDegrees = 6.0
+        public var usefulGravityNoiseDegrees = 1.5
         /// Weight of (|a| − g₀)² in the accelerometer's noise (default 4: the deviation's direction
         /// is unknown, and twice its size covers it).
         public var accelerometerDeviationWeight = 4.0
@@ -235,6 +235,9 @@ public struct AttitudeFilter: Sendable {
         /// The held field is learned only while the length of its low-passed horizontal direction
         /// (world frame) is at least this (default 0.99, a spread of about 8°).
         public var heldDirectionSteadiness = 0.99
+        /// A field the caller flags is learned only after the phone turned this much under it
+        /// while held, degrees (default 90).
+        public var heldFlaggedRotationDegrees = 90.0
         /// Time constant of the learned reference's strength and dip, seconds (default 10).
         public var referenceTimeConstantSeconds = 10.0
         /// Accelerometer bias left after the phone's trim, m/s² per axis (default 0.015, the RMS of ±0.03): the
@@ -253,8 +256,6 @@ public struct AttitudeFilter: Sendable {
         /// magnetometer-to-gyroscope misalignment), degrees, added in quadrature to the sigma
         /// (default 0: `CompassModel` adds the calibration's own term).
         public var referenceHeadingErrorDegrees = 0.0
-        /// EXPERIMENT: factor on the magnetometer's gain on the vertical bias.
-        public var magnetometerBiasGain = 1.0
         /// Folded tilt (degrees) above which the heading switches from the top edge to the back
         /// camera, and below which it switches back (`HeadingAxisSelector`).
         public var switchToBackAboveTiltDegrees = 55.0
@@ -316,6 +317,14 @@ public struct AttitudeFilter: Sendable {
     /// The held field's horizontal direction in the world frame, as a low-passed unit vector:
     /// its length is near 1 while the field stays put in the world.
     private var heldDirection: Vector3?
+    /// The held field's mean square strength (µT²), and the angle the phone turned while held
+    /// (radians, the gyroscope's |ω − b|·Δt summed).
+    private var heldFieldSquare: Double?
+    private var heldRotationRadians = 0.0
+    /// The caller's interference flag is set aside (a lasting field, steady in the world).
+    private var acceptsFlaggedField = false
+    /// Times a lasting field flagged by the caller was taken as the reference, for tests and logs.
+    public private(set) var relearnedFlaggedFieldCount = 0
     private var agreementStart: Double?
     private var recoveryStart: Double?
     private var gateRejectionStart: Double?
@@ -443,7 +452,7 @@ public struct AttitudeFilter: Sendable {
             propagate(by: time - t0, rate: omega)
             stateTime = max(t0, time)
         } else {
-            seed(afterGap: true)
+            seed(afterGap: true, rate: omega)
             if isSeeded { stateTime = time }
         }
         lastGyroscopeTime = max(time, lastGyroscopeTime ?? time)
@@ -505,7 +514,7 @@ public struct AttitudeFilter: Sendable {
 
     /// One gravity measurement: the measured "up" (device frame, unit) against the attitude's, with
     /// `noise` (rad²) on each horizontal component.
-    private mutating func measureGravity(direction: Vector3, noise: Double) {
+    private mutating func measureGravity(direction: Vector3, noise: Double, learnsBias: Bool = true) {
         let measuredUp = attitude.rotate(direction)
         // Beyond the tilt-recovery angle the residual is outside the linear range (and would
         // teach the bias a rate that never was): a hand's push, or a wrong attitude that the
@@ -513,8 +522,8 @@ public struct AttitudeFilter: Sendable {
         guard -measuredUp.z >= cos(Angle.radians(configuration.tiltRecoveryDegrees)) else { return }
         let r = measuredUp - Vector3(0, 0, -1)
         // r_x = δθ_y, r_y = −δθ_x (world frame); the yaw gain is zeroed.
-        update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false)
-        update(innovation: -r.y, attitudeRow: Vector3(1, 0, 0), noise: noise, tilt: true, yaw: false)
+        update(innovation: r.x, attitudeRow: Vector3(0, 1, 0), noise: noise, tilt: true, yaw: false, bias: learnsBias)
+        update(innovation: -r.y, attitudeRow: Vector3(1, 0, 0), noise: noise, tilt: true, yaw: false, bias: learnsBias)
         updateAxis()
     }
 
@@ -526,7 +535,7 @@ public struct AttitudeFilter: Sendable {
               filtered.length > TiltCompensation.freeFallFraction * TiltCompensation.standardGravity else { return }
         let sa = configuration.lowPassedGravityNoiseMetresPerSecondSquared / TiltCompensation.standardGravity
         lowPassedGravityUpdateCount += 1
-        measureGravity(direction: direction, noise: sa * sa)
+        measureGravity(direction: direction, noise: sa * sa, learnsBias: false)
     }
 
     /// A calibrated magnetometer sample, microtesla, device frame, at `time` seconds.
@@ -571,6 +580,11 @@ public struct AttitudeFilter: Sendable {
             ?? learnedInclination ?? inclination
         lastExpected = validExpected
         lastDisturbed = disturbed
+        // The caller's flag (the calibrator's comparison with WMM and the fit) is set aside once
+        // the flagged field has lasted and stayed put in the world (below); it is heeded again as
+        // soon as it clears or the field changes.
+        if !disturbed { acceptsFlaggedField = false }
+        let disturbed = disturbed && !acceptsFlaggedField
         if !disturbed, recoverYawIfWrong(m, time: time, referenceField: referenceField,
                                          referenceInclination: referenceInclination) { return nil }
         let compared = comparesField
@@ -586,6 +600,7 @@ public struct AttitudeFilter: Sendable {
             let previousHeld = heldFieldTime ?? time
             let heldWeight = heldField == nil ? 1 : 1 - exp(-max(0, time - previousHeld) / max(1e-3, configuration.heldFieldTimeConstantSeconds))
             heldField = (heldField ?? strength) + heldWeight * (strength - (heldField ?? strength))
+            heldFieldSquare = (heldFieldSquare ?? strength * strength) + heldWeight * (strength * strength - (heldFieldSquare ?? strength * strength))
             heldInclination = (heldInclination ?? inclination) + heldWeight * (inclination - (heldInclination ?? inclination))
             if horizontal > TiltCompensation.minimumFieldMicrotesla {
                 let direction = Vector3(world.x / horizontal, world.y / horizontal, 0)
@@ -596,17 +611,28 @@ public struct AttitudeFilter: Sendable {
             // earth's (a new place, a building's steel); a magnet fixed to the phone turns with
             // it (BROAD trial 32) and is never learned.
             let steady = (heldDirection?.length ?? 0) >= configuration.heldDirectionSteadiness
-            if validExpected == nil, !disturbed, steady, let start = disagreementStart,
+            // The caller's flag (a field unlike the earth's where the phone is) is set aside only
+            // when the phone turned under the field, so that the test above had something to see,
+            // and its strength stayed steady: a magnet near a phone lying still stays held.
+            let mean = heldField ?? strength
+            let spread = max(0, (heldFieldSquare ?? mean * mean) - mean * mean).squareRoot()
+            let testedInTheWorld = heldRotationRadians >= Angle.radians(configuration.heldFlaggedRotationDegrees)
+                && spread <= configuration.disturbanceFieldFraction / 2 * mean
+            if validExpected == nil, steady, !disturbed || testedInTheWorld, let start = disagreementStart,
                time - start >= configuration.relearnReferenceSeconds {
+                // A lasting field, steady in the world: indoors the field is often 10–20 % off
+                // WMM's for as long as one stays (BROAD's lab: 11–17 % weak), and a heading held
+                // on the gyroscope for minutes is worse than one on a steady local field.
+                if disturbed { acceptsFlaggedField = true; relearnedFlaggedFieldCount += 1 }
                 learnedField = heldField ?? strength; learnedInclination = heldInclination ?? inclination
                 disagreementStart = nil; referenceTime = time
-                heldField = nil; heldInclination = nil; heldFieldTime = nil; heldDirection = nil
+                heldField = nil; heldInclination = nil; heldFieldTime = nil; heldDirection = nil; heldFieldSquare = nil; heldRotationRadians = 0
             }
             return nil
         }
         // A sample that agrees during a hold does not end the disagreement (a field flapping
         // about the threshold, BROAD trial 10); taking the magnetometer back does.
-        if magneticState != .holding { disagreementStart = nil; heldField = nil; heldInclination = nil; heldFieldTime = nil; heldDirection = nil }
+        if magneticState != .holding { disagreementStart = nil; heldField = nil; heldInclination = nil; heldFieldTime = nil; heldDirection = nil; heldFieldSquare = nil; heldRotationRadians = 0 }
         guard horizontal > TiltCompensation.minimumFieldMicrotesla else { return nil }
         // The measured yaw error δθ_D − (m_D/H)·δθ_N.
         let innovation = -atan2(world.y, world.x)
@@ -640,7 +666,7 @@ public struct AttitudeFilter: Sendable {
             let start = agreementStart ?? time
             agreementStart = start
             guard time - start >= configuration.agreementSeconds else { return nil }
-            disagreementStart = nil; heldField = nil; heldInclination = nil; heldFieldTime = nil; heldDirection = nil
+            disagreementStart = nil; heldField = nil; heldInclination = nil; heldFieldTime = nil; heldDirection = nil; heldFieldSquare = nil; heldRotationRadians = 0
             magneticState = .recovering
             recoveryStart = time
             noise *= configuration.recoveryNoiseFactor
@@ -748,6 +774,7 @@ public struct AttitudeFilter: Sendable {
     private mutating func propagate(by dt: Double, rate: Vector3) {
         guard dt > 0 else { return }
         let omega = rate - gyroscopeBiasRadiansPerSecond
+        if magneticState == .holding { heldRotationRadians += omega.length * dt }
         let rotation = attitude.rotationMatrix
         let step = Quaternion(rotationVector: omega * dt)
         attitude = (attitude * step).normalized ?? attitude
@@ -781,7 +808,7 @@ public struct AttitudeFilter: Sendable {
             // axis would tilt the attitude at the next propagation).
             kt.x = 0; kt.y = 0
             let down = attitude.inverseRotate(Vector3(0, 0, 1))
-            kb = down * (kb.dot(down) * configuration.magnetometerBiasGain)
+            kb = down * kb.dot(down)
         }
         if !yaw { kt.z = 0 }
         if !bias { kb = .zero }
@@ -936,7 +963,7 @@ public struct AttitudeFilter: Sendable {
     }
 
     private mutating func hold(at time: Double) {
-        if magneticState != .holding || disagreementStart == nil { disagreementStart = time }
+        if magneticState != .holding || disagreementStart == nil { disagreementStart = time; heldRotationRadians = 0 }
         magneticState = .holding
         recoveryStart = nil
         gateRejectionStart = nil
@@ -944,7 +971,7 @@ public struct AttitudeFilter: Sendable {
 
     /// Seeds the attitude from the latest accelerometer and magnetometer samples (TRIAD, as
     /// `TiltCompensation`), keeping the bias; the attitude covariance from the single samples' noise.
-    private mutating func seed(afterGap: Bool = false) {
+    private mutating func seed(afterGap: Bool = false, rate: Vector3? = nil) {
         guard let a = latestAcceleration, let m = latestField,
               case .success(let o) = TiltCompensation.orientation(magnetic: m, acceleration: a),
               let q = Quaternion(rotationMatrix: Matrix3(rows: o.north, o.east, -o.up)) else {
@@ -984,7 +1011,11 @@ public struct AttitudeFilter: Sendable {
         let g = TiltCompensation.standardGravity
         let deviation = abs(a.length - g)
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
-        let tilt = (sa * sa + deviation * deviation) / (g * g)
+        // A seed in motion (the first gyroscope sample after a rest comes once the phone moves)
+        // is as uncertain as the accelerometer's model says for that rate: a tight tilt here kept
+        // a moving seed's 5–10° for 15 s (BROAD trial 08).
+        let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * ((rate ?? .zero) - gyroscopeBiasRadiansPerSecond).length
+        let tilt = (sa * sa + configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr) / (g * g)
         let horizontal = max(1e-3, o.fieldStrengthMicrotesla * cos(Angle.radians(o.inclinationDegrees)))
         let sm = configuration.magnetometerNoiseMicrotesla / horizontal
         let leak = tan(Angle.radians(min(85, abs(o.inclinationDegrees))))
