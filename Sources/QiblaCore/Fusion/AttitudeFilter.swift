@@ -149,7 +149,7 @@ public struct AttitudeFilter: Sendable {
         public var motionTimeConstantSeconds = 1.0
         /// When no accelerometer sample has been useful for gravity for this long (gated off or
         /// too noisy: a phone shaken or vibrating, BROAD's vibration trials), seconds (default 1)…
-        public var lowPassedGravityAfterSeconds = 0.2
+        public var lowPassedGravityAfterSeconds = 1.0
         /// …gravity is measured from the accelerometer low-passed in a frame the gyroscope holds
         /// still (each stored value turned with the device by the gyroscope's rotation, so a vector
         /// fixed in space stays fixed and motion accelerations, zero on average while the velocity
@@ -160,10 +160,10 @@ public struct AttitudeFilter: Sendable {
         public var accelerometerLowPassSeconds = 3.0
         /// …and this noise per sample, m/s² (default 1: the measurement is correlated over the
         /// time constant).
-        public var lowPassedGravityNoiseMetresPerSecondSquared = 0.75
+        public var lowPassedGravityNoiseMetresPerSecondSquared = 3.0
         /// A raw accelerometer sample whose tilt noise is below this is useful for gravity,
         /// degrees (default 6).
-        public var usefulGravityNoiseDegrees = 1.5
+        public var usefulGravityNoiseDegrees = 6.0
         /// Weight of (|a| − g₀)² in the accelerometer's noise (default 4: the deviation's direction
         /// is unknown, and twice its size covers it).
         public var accelerometerDeviationWeight = 4.0
