@@ -161,6 +161,15 @@ public struct AttitudeFilter: Sendable {
         /// …and this noise per sample, m/s² (default 1: the measurement is correlated over the
         /// time constant).
         public var lowPassedGravityNoiseMetresPerSecondSquared = 3.0
+        /// The low-passed gravity also competes with each raw sample, with this floor of its noise,
+        /// m/s² (default 0.75; 0 turns it off): see ``lowPassedGravityNoise(time:)``.
+        public var lowPassedGravityFloorMetresPerSecondSquared = 0.75
+        /// Share of the low-passed gravity's noise kept as a floor of the tilt's variance after
+        /// its update (default 0.25).
+        public var lowPassedGravityCovarianceFloor = 0.0
+        /// …and only while the recent rate (|ω − b| averaged over τ) is below this, rad/s (default 1
+        /// ≈ 57°/s: in a violent motion its noise model was too hopeful, BROAD trial 21).
+        public var lowPassedGravityMaximumRateRadiansPerSecond = 1.0
         /// A raw accelerometer sample whose tilt noise is below this is useful for gravity,
         /// degrees (default 6).
         public var usefulGravityNoiseDegrees = 6.0
@@ -238,6 +247,8 @@ public struct AttitudeFilter: Sendable {
         /// A field the caller flags is learned only after the phone turned this much under it
         /// while held, degrees (default 90).
         public var heldFlaggedRotationDegrees = 90.0
+        /// Extra one-sigma noise of the yaw from such a field, degrees (default 5).
+        public var flaggedFieldSigmaDegrees = 5.0
         /// Time constant of the learned reference's strength and dip, seconds (default 10).
         public var referenceTimeConstantSeconds = 10.0
         /// Accelerometer bias left after the phone's trim, m/s² per axis (default 0.015, the RMS of ±0.03): the
@@ -356,6 +367,10 @@ public struct AttitudeFilter: Sendable {
     /// last sample, and of the last raw sample useful for gravity.
     private var lowPassedAcceleration: Vector3?
     private var lowPassTime: Double?
+    private var lowPassStart: Double?
+    /// |ω − b| averaged over the low-pass's time constant, rad/s: the scale factor's share of
+    /// the low-passed gravity's drift.
+    private var recentRateRadiansPerSecond = 0.0
     private var lastUsefulGravityTime: Double?
     /// The still windows that measure the bias (``StillBiasWindow``), and how many did.
     private var stillWindow: StillBiasWindow
@@ -483,6 +498,7 @@ public struct AttitudeFilter: Sendable {
             lowPassedAcceleration = stored + (a - stored) * weight
         } else {
             lowPassedAcceleration = a
+            lowPassStart = time
         }
         if lastUsefulGravityTime == nil { lastUsefulGravityTime = time }
         guard deviation <= configuration.accelerationGateMetresPerSecondSquared, let direction = a.normalized else {
@@ -503,8 +519,8 @@ public struct AttitudeFilter: Sendable {
         let noise = (sa * sa + configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr
             + configuration.accelerometerMotionWeight * accelerationDeviationVariance) / (g * g)
         let useful = Angle.radians(configuration.usefulGravityNoiseDegrees)
-        guard noise <= useful * useful else {
-            measureLowPassedGravityIfStarved(time: time)
+        guard noise <= useful * useful, noise <= lowPassedGravityNoise(time: time) ?? .infinity else {
+            measureLowPassedGravityIfStarved(time: time, rawNoise: noise)
             return nil
         }
         lastUsefulGravityTime = time
@@ -529,13 +545,43 @@ public struct AttitudeFilter: Sendable {
 
     /// While no raw accelerometer sample has been useful for gravity for
     /// ``Configuration/lowPassedGravityAfterSeconds``, gravity is measured from the low-passed one.
-    private mutating func measureLowPassedGravityIfStarved(time: Double) {
-        guard let since = lastUsefulGravityTime, time - since >= configuration.lowPassedGravityAfterSeconds,
-              let filtered = lowPassedAcceleration, let direction = filtered.normalized,
+    /// Also when the low-passed gravity is more certain than the raw sample (`rawNoise`, rad²):
+    /// a phone turning fast, once the gyroscope's bias is known well enough for the low-pass not
+    /// to drift (``lowPassedGravityNoise(time:)``).
+    private mutating func measureLowPassedGravityIfStarved(time: Double, rawNoise: Double = .infinity) {
+        guard let filtered = lowPassedAcceleration, let direction = filtered.normalized,
               filtered.length > TiltCompensation.freeFallFraction * TiltCompensation.standardGravity else { return }
+        let starved = lastUsefulGravityTime.map { time - $0 >= configuration.lowPassedGravityAfterSeconds } ?? false
         let sa = configuration.lowPassedGravityNoiseMetresPerSecondSquared / TiltCompensation.standardGravity
+        var noise = starved ? sa * sa : .infinity
+        if let competing = lowPassedGravityNoise(time: time), competing < rawNoise { noise = min(noise, competing) }
+        guard noise.isFinite else { return }
         lowPassedGravityUpdateCount += 1
-        measureGravity(direction: direction, noise: sa * sa, learnsBias: false)
+        measureGravity(direction: direction, noise: noise, learnsBias: false)
+        // Its error is correlated over the time constant, so repeating it every sample does not
+        // make the tilt more certain than the low-pass itself: the tilt's variance keeps a floor
+        // of its noise (times ``Configuration/lowPassedGravityCovarianceFloor``).
+        let floor = noise * configuration.lowPassedGravityCovarianceFloor
+        let addX = max(0, floor - ptt.row0.x), addY = max(0, floor - ptt.row1.y)
+        if addX > 0 || addY > 0 { ptt = ptt + Matrix3(addX, 0, 0, 0, addY, 0, 0, 0, 0) }
+    }
+
+    /// Noise of the low-passed gravity's direction, rad² (nil when there is none): a floor
+    /// (``Configuration/lowPassedGravityFloorMetresPerSecondSquared``, the hand's acceleration
+    /// left over) and the tilt the gyroscope's errors turn the stored vectors by over the time
+    /// constant ((σ_b + k_s·|ω|)·τ, the bias uncertainty and the scale factor at the recent rate),
+    /// and the hand's recent acceleration as in the raw samples' noise (a violent motion's
+    /// accelerations do not average out over τ), all widened while the low-pass is younger than τ.
+    private func lowPassedGravityNoise(time: Double) -> Double? {
+        guard configuration.lowPassedGravityFloorMetresPerSecondSquared > 0, lowPassedAcceleration != nil,
+              recentRateRadiansPerSecond <= configuration.lowPassedGravityMaximumRateRadiansPerSecond,
+              let start = lowPassStart else { return nil }
+        let tau = max(1e-3, configuration.accelerometerLowPassSeconds)
+        let floor = configuration.lowPassedGravityFloorMetresPerSecondSquared / TiltCompensation.standardGravity
+        let drift = (gyroscopeBiasSigmaRadiansPerSecond + configuration.gyroscopeScaleFactorError * recentRateRadiansPerSecond) * tau
+        let g = TiltCompensation.standardGravity
+        let motion = configuration.accelerometerMotionWeight * accelerationDeviationVariance / (g * g)
+        return (floor * floor + drift * drift + motion) * max(1, tau / max(1e-3, time - start))
     }
 
     /// A calibrated magnetometer sample, microtesla, device frame, at `time` seconds.
@@ -639,6 +685,11 @@ public struct AttitudeFilter: Sendable {
         let sm = configuration.magnetometerNoiseMicrotesla / horizontal
         let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
         var noise = sm * sm + leak * leak + correctionSigma * correctionSigma
+        if acceptsFlaggedField {
+            // A field the caller still calls unlike the earth's, taken because it lasted: noisier.
+            let flagged = Angle.radians(configuration.flaggedFieldSigmaDegrees)
+            noise += flagged * flagged
+        }
         if magneticState == .recovering, let start = recoveryStart {
             let remaining = max(0, 1 - (time - start) / max(1e-3, configuration.recoverySeconds))
             noise *= 1 + (configuration.recoveryNoiseFactor - 1) * remaining * remaining
@@ -775,6 +826,8 @@ public struct AttitudeFilter: Sendable {
         guard dt > 0 else { return }
         let omega = rate - gyroscopeBiasRadiansPerSecond
         if magneticState == .holding { heldRotationRadians += omega.length * dt }
+        let rateWeight = 1 - exp(-dt / max(1e-3, configuration.accelerometerLowPassSeconds))
+        recentRateRadiansPerSecond += rateWeight * (omega.length - recentRateRadiansPerSecond)
         let rotation = attitude.rotationMatrix
         let step = Quaternion(rotationVector: omega * dt)
         attitude = (attitude * step).normalized ?? attitude
