@@ -94,11 +94,11 @@ struct BROADRecording {
                let q = truth[instant.timeText]?.attitude, let estimate = o.attitudeENU {
                 let c = replay.model.compass, f = c.attitudeFilter
                 let e = Self.errors(estimate: estimate, truth: q)
-                print(String(format: "trace %.2f head %.1f incl %.1f σ %.1f %@ cal %@ gen %d yawReseeds %d seeds %d recov %d bias %.2f %.2f %.2f |m| %.1f interf %d trusted %d still %d",
+                print(String(format: "trace %.2f head %.1f incl %.1f σ %.1f %@ cal %@ gen %d yawReseeds %d seeds %d recov %d bias %.2f %.2f %.2f |m| %.1f interf %d trusted %d still %d lpf %d fit %@",
                              instant.timeSeconds, e.heading, e.inclination, o.headingErrorDegrees, f.magneticState.rawValue,
                              c.state.calibrationState.rawValue, c.calibrator.calibrationGeneration, f.yawReseedCount, f.seedCount,
                              f.attitudeRecoveryCount, Angle.degrees(f.gyroscopeBiasRadiansPerSecond.x), Angle.degrees(f.gyroscopeBiasRadiansPerSecond.y),
-                             Angle.degrees(f.gyroscopeBiasRadiansPerSecond.z), instant.magneticField?.length ?? .nan, c.calibrator.magneticInterference ? 1 : 0, c.calibrator.correctionTrusted ? 1 : 0, f.stillBiasMeasurementCount))
+                             Angle.degrees(f.gyroscopeBiasRadiansPerSecond.z), instant.magneticField?.length ?? .nan, c.calibrator.magneticInterference ? 1 : 0, c.calibrator.correctionTrusted ? 1 : 0, f.stillBiasMeasurementCount, f.lowPassedGravityUpdateCount, c.calibrator.fit.map { "\($0.hardIronOffsetMicrotesla) r \($0.fieldMicrotesla) res \($0.residualRMSMicrotesla) \($0.kind)" } ?? "-"))
             }
             guard let truth = truth[instant.timeText], truth.moving, let q = truth.attitude else { continue }
             score.motion += 1

@@ -31,8 +31,14 @@ import Testing
     @Test(.enabled(if: ProcessInfo.processInfo.environment["BROAD_EXPLORE"] != nil))
     func variants() throws {
         var variants: [(String, (inout AttitudeFilter.Configuration) -> Void)] = [("default", { _ in })]
-        variants.append(("no still bias", { $0.stillBiasFloorRadiansPerSecond = 0 }))
-        variants.append(("no accelerometer", { $0.accelerationGateMetresPerSecondSquared = 0 }))
+        for sigma in [1.0, 3.0] {
+            variants.append(("plain accelerometer σ \(sigma)", {
+                $0.accelerationGateMetresPerSecondSquared = 20; $0.accelerometerNoisePerRateMetresPerSecondSquared = 0
+                $0.accelerometerDeviationWeight = 0; $0.accelerometerMotionWeight = 0; $0.accelerometerNoiseMetresPerSecondSquared = sigma
+                $0.usefulGravityNoiseDegrees = 90
+            }))
+        }
+        variants.append(("rate noise 0.3", { $0.accelerometerNoisePerRateMetresPerSecondSquared = 0.3; $0.usefulGravityNoiseDegrees = 20 }))
         let names = ProcessInfo.processInfo.environment["BROAD_NAMES"]?.split(separator: ",").map(String.init) ?? BROADRecording.names
         for name in names {
             let recording = try BROADRecording(name)

@@ -513,7 +513,10 @@ public struct AttitudeFilter: Sendable {
         let weight = 1 - exp(-max(0, time - previous) / max(1e-3, configuration.motionTimeConstantSeconds))
         accelerationDeviationVariance += weight * (deviation * deviation - accelerationDeviationVariance)
         accelerationTime = time
-        let rate = (lastRate - gyroscopeBiasRadiansPerSecond).length
+        // The rate now, or the recent rate if higher: at the reversals of a fast back-and-forth
+        // turn the rate passes through zero while the hand's acceleration peaks (BROAD's fast
+        // trials: raw samples 15–23° off the vertical).
+        let rate = max((lastRate - gyroscopeBiasRadiansPerSecond).length, recentRateRadiansPerSecond)
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * rate
         let noise = (sa * sa + configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr
