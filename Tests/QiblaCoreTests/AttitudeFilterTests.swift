@@ -5,7 +5,7 @@ import Testing
 
 /// A phone at a fixed attitude: heading, pitch (top edge raised), roll (right edge raised), in
 /// degrees, built as in `PersonTimeline.attitude` (NED; flat face-up with the top edge north at 0).
-private struct StillPhone {
+struct StillPhone {
     var attitude: Matrix3
     var earth: Vector3
 
