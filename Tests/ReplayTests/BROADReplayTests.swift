@@ -20,8 +20,9 @@ import Testing
         #expect(Double(score.confidentlyWrong) <= 0.005 * Double(score.scored) && score.worstConfidentDegrees <= 10, "\(score)")
         // Issue 36's goal is VQF's figures on the same samples; not met yet (BENCHMARKS.md, "Real
         // recordings"): these bounds keep what was reached from slipping back.
-        #expect(score.headingRMSE <= 3 * recording.vqfHeadingRMSE, "\(score)")
-        #expect(score.inclinationRMSE <= 3 * recording.vqfInclinationRMSE, "\(score)")
+        // (At 7c35757 the three fixtures stood at 1.6–1.8× VQF's heading and 1.6–2.3× its inclination.)
+        #expect(score.headingRMSE <= 2 * recording.vqfHeadingRMSE, "\(score)")
+        #expect(score.inclinationRMSE <= 2.5 * recording.vqfInclinationRMSE, "\(score)")
     }
 }
 
