@@ -341,10 +341,12 @@ public struct CompassModel: Sendable {
     private mutating func applyCalibrationIfChanged(vertical: Vector3? = nil) {
         if calibrator.calibrationGeneration != appliedCalibrationGeneration {
             appliedCalibrationGeneration = calibrator.calibrationGeneration
+            let previous = pipeline.calibration
             pipeline.setCalibration(calibrator.calibration, restartingWindow: !calibrator.isProvisional)
             let sigma = latestRawField.map { correctionSigmaDegrees(raw: $0, vertical: vertical ?? latestAcceleration).applied }
                 ?? configuration.untrustedCorrectionSigmaDegrees
-            attitudeFilter.magneticReferenceChanged(yawSigmaDegrees: sigma)
+            attitudeFilter.magneticReferenceChanged(yawSigmaDegrees: sigma, previousField: latestRawField.map(previous.apply),
+                                                    newField: latestRawField.map(calibrator.calibration.apply))
         }
         state.calibrationNeeded = calibrator.calibrationNeeded
         state.calibrationProgress = calibrator.progress
