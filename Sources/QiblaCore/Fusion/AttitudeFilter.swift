@@ -433,12 +433,13 @@ public struct AttitudeFilter: Sendable {
     /// strength and dip restart from it, and any hold, gate or recovery ends: the old yaw was
     /// built on the old field, so the innovation gate must not hold the new one off as a magnet.
     ///
-    /// When the yaw follows the field (tracking or recovering) and the caller gives the latest raw
-    /// sample through the old and the new correction (`previousField`, `newField`, µT, device
-    /// frame), the yaw is turned at once by the difference the two corrections make to that same
-    /// sample's north, and widened by `yawSigmaDegrees`² only: one sample's innovation also carries
-    /// its tilt's leak and the gyroscope's error, tens of degrees in a fast turn at a high dip
-    /// (BROAD trial 07: a fit with a 0.5 µT offset set the yaw 62° off through it).
+    /// When the filter tracks and the caller gives the latest raw sample through the old and the
+    /// new correction (`previousField`, `newField`, µT, device frame), the yaw is turned at once by
+    /// the difference the two corrections make to that same sample's north, and widened by
+    /// `yawSigmaDegrees`² only: one sample's innovation also carries its tilt's leak and the
+    /// gyroscope's error, tens of degrees in a fast turn at a high dip (BROAD trial 07: a fit with a
+    /// 0.5 µT offset set the yaw 71° off through it). A hold goes on (the field is compared again
+    /// with a reference relearned through the new correction).
     public mutating func magneticReferenceChanged(yawSigmaDegrees: Double, previousField: Vector3? = nil,
                                                   newField: Vector3? = nil) {
         learnedField = nil
@@ -447,7 +448,7 @@ public struct AttitudeFilter: Sendable {
         disagreementStart = nil
         gateRejectionStart = nil
         let sigma = Angle.radians(yawSigmaDegrees.isFinite ? max(0, yawSigmaDegrees) : 0)
-        if magneticState != .holding, let t = stateTime, isTracking(at: t),
+        if let t = stateTime, isTracking(at: t),
            let old = previousField, let new = newField, old.isFinite, new.isFinite {
             let wo = attitude.rotate(old), wn = attitude.rotate(new)
             if hypot(wo.x, wo.y) > TiltCompensation.minimumFieldMicrotesla, hypot(wn.x, wn.y) > TiltCompensation.minimumFieldMicrotesla {
