@@ -155,7 +155,7 @@ let package = Package(
         .target(
             name: "QiblaGeonames",
             // libgeonames (Debian's libgeonames0) is loaded at run time, not linked (Geonames.swift).
-            dependencies: ["QiblaPlaces", "QiblaPlatform"],
+            dependencies: ["QiblaPlaces", "QiblaPlatform", .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/Adapters/Geonames",
             swiftSettings: strict),
 

@@ -2,6 +2,7 @@
 import ArgumentParser
 import QiblaCore
 import QiblaGeonames
+import QiblaPlatform
 import QiblaPlaces
 
 // MARK: places (no daemon needed)
@@ -60,18 +61,20 @@ struct Places: ParsableCommand {
     }
 }
 
-/// The offline towns (libgeonames) and the shared search over them.
+/// The offline towns (libgeonames, through the towns' cache in $XDG_CACHE_HOME/qiblad) and the
+/// shared search over them.
 enum TownSearch {
     static func matches(_ query: String, limit: Int, near: GeodeticPosition?) throws -> [PlaceIndex.Match] {
         Geonames.useUserLanguage()
-        let towns: [Place]
+        let loaded: LoadedTowns
         do {
-            towns = try Geonames.towns()
+            loaded = try Geonames.townIndex(cache: TownCache.user)
         } catch {
             throw fail("cannot read the offline list of towns: \(error.description)", status: .failure)
         }
-        return PlaceIndex(places: towns).matches(query, limit: limit,
-                                                 near: near.map { ($0.latitudeDegrees, $0.longitudeDegrees) })
+        // The cache is never an error: what it did is told only when asked (README, "Places by name").
+        if Environment.value("QIBLACTL_DEBUG") != nil { printError("qiblactl: town cache: \(loaded.cacheReport)") }
+        return loaded.index.matches(query, limit: limit, near: near.map { ($0.latitudeDegrees, $0.longitudeDegrees) })
     }
 
     static func noMatch(_ query: String) -> String {
