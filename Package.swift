@@ -240,7 +240,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "QiblaIIOFormatTests", dependencies: ["QiblaIIOFormat"], swiftSettings: strict),
         .testTarget(name: "QiblaPlacesTests", dependencies: ["QiblaPlaces"], swiftSettings: strict),
-        .testTarget(name: "QiblaGeonamesTests", dependencies: ["QiblaGeonames", "QiblaPlaces", "QiblaCore"], swiftSettings: strict),
+        .testTarget(name: "QiblaGeonamesTests", dependencies: ["QiblaGeonames", "QiblaPlaces", "QiblaCore", "QiblaPlatform"], swiftSettings: strict),
         .testTarget(
             name: "ReplayTests", dependencies: ["QiblaSensorLog", "QiblaDaemon", "QiblaInterface", "QiblaCore", "TestSupport"],
             swiftSettings: strict),

@@ -116,10 +116,10 @@ public enum PlaceIndexArchive {
     private static func decode(_ raw: UnsafeRawBufferPointer, identity: String) throws(Rejection) -> PlaceIndex {
         let header = try header(raw)
         guard header.identity == identity else {
-            throw Rejection(kind: .stale, description: "made from \(header.identity.debugDescription), not \(identity.debugDescription)")
+            throw Rejection(kind: .stale, description: "stale: made from \(header.identity.debugDescription), not \(identity.debugDescription)")
         }
         guard header.fingerprint == contentFingerprint else {
-            throw Rejection(kind: .stale, description: "made by a build that folds names or adds well-known names otherwise")
+            throw Rejection(kind: .stale, description: "stale: made by a build that folds names or adds well-known names otherwise")
         }
         let payload = UnsafeRawBufferPointer(rebasing: raw[header.payloadStart...])
         guard payload.count >= header.payloadBytes else {
