@@ -52,19 +52,23 @@ public enum PlaceIndexArchive {
 
     /// The bytes of `index`, made from the source `identity` names.
     public static func encode(_ index: PlaceIndex, identity: String) -> [UInt8] {
-        var strings: [String] = [], numbers: [String: UInt32] = [:]
+        var strings: [String] = [], numbers: [UTF8Key: UInt32] = [:]
+        numbers.reserveCapacity(index.places.count * 3)
         func number(_ s: String) -> UInt32 {
-            if let n = numbers[s] { return n }
+            let key = UTF8Key(string: s)
+            if let n = numbers[key] { return n }
             let n = UInt32(strings.count)
             strings.append(s)
-            numbers[s] = n
+            numbers[key] = n
             return n
         }
         var records: [UInt8] = [], alternates: [UInt32] = []
         records.reserveCapacity(index.places.count * placeRecordBytes)
         for place in index.places {
-            for s in [place.id, place.name, place.englishName, place.region, place.country, place.englishRegion,
-                      place.englishCountry, place.countryCode] { records.appendLittleEndian(number(s)) }
+            records.appendLittleEndian(number(place.id)); records.appendLittleEndian(number(place.name))
+            records.appendLittleEndian(number(place.englishName)); records.appendLittleEndian(number(place.region))
+            records.appendLittleEndian(number(place.country)); records.appendLittleEndian(number(place.englishRegion))
+            records.appendLittleEndian(number(place.englishCountry)); records.appendLittleEndian(number(place.countryCode))
             records.appendLittleEndian(UInt32(alternates.count))
             records.appendLittleEndian(UInt32(place.alternateNames.count))
             alternates += place.alternateNames.map(number)
@@ -134,6 +138,21 @@ public enum PlaceIndexArchive {
 
     static let placeRecordBytes = 64
 
+    /// A string compared and hashed by its UTF-8 bytes: strings that are the same text in other
+    /// Unicode normal forms stay apart (decoding gives back the very bytes), and hashing skips the
+    /// normalisation `String`'s own hash does for non-ASCII text (most of an Arabic list).
+    private struct UTF8Key: Hashable {
+        let string: String
+        func hash(into hasher: inout Hasher) {
+            var s = string
+            s.withUTF8 { hasher.combine(bytes: UnsafeRawBufferPointer($0)) }
+        }
+        static func == (a: UTF8Key, b: UTF8Key) -> Bool {
+            var x = a.string, y = b.string
+            return x.withUTF8 { p in y.withUTF8 { q in p.count == q.count && p.elementsEqual(q) } }
+        }
+    }
+
     private struct Header {
         var identity: String
         var fingerprint: UInt64
@@ -188,9 +207,7 @@ public enum PlaceIndexArchive {
         places.reserveCapacity(placeCount)
         for i in 0..<placeCount {
             let at = i * placeRecordBytes
-            var s: [String] = []
-            s.reserveCapacity(8)
-            for k in 0..<8 { s.append(try string(records.loadLittleEndianU32(at: at + 4 * k), "town \(i)")) }
+            func field(_ k: Int) throws(Rejection) -> String { try string(records.loadLittleEndianU32(at: at + 4 * k), "town \(i)") }
             let first = Int(records.loadLittleEndianU32(at: at + 32)), count = Int(records.loadLittleEndianU32(at: at + 36))
             guard first <= alternateCount, count <= alternateCount - first else {
                 throw Rejection(kind: .corrupt, description: "town \(i)'s other names lie outside the list")
@@ -205,8 +222,9 @@ public enum PlaceIndexArchive {
             guard latitude.isFinite, longitude.isFinite, abs(latitude) <= 90, abs(longitude) <= 180 else {
                 throw Rejection(kind: .corrupt, description: "town \(i) lies at \(latitude), \(longitude)")
             }
-            places.append(Place(id: s[0], name: s[1], englishName: s[2], alternateNames: alternates, region: s[3], country: s[4],
-                                englishRegion: s[5], englishCountry: s[6], countryCode: s[7],
+            places.append(Place(id: try field(0), name: try field(1), englishName: try field(2), alternateNames: alternates,
+                                region: try field(3), country: try field(4), englishRegion: try field(5), englishCountry: try field(6),
+                                countryCode: try field(7),
                                 population: Int(Int64(bitPattern: records.loadLittleEndianU64(at: at + 40))),
                                 latitudeDegrees: latitude, longitudeDegrees: longitude))
         }
