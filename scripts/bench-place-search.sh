@@ -180,7 +180,7 @@ $table
 With the towns' cache (\`\$XDG_CACHE_HOME/qiblad/towns-LANGUAGE.cache\`, a directory of the run's
 own): cold, the file removed before each run (the process reads libgeonames, builds the index and
 writes the file: the first run after installing or upgrading libgeonames, or in a new language);
-warm, every later process. "Load" is the whole step; the first answer adds the first keystroke's
+warm, every later process. \"Load\" is the whole step; the first answer adds the first keystroke's
 search. The thread's processor time, and in brackets the monotonic clock's; median of $runs runs.
 
 $cache_table
@@ -197,7 +197,7 @@ $typed_table
 
 What libgeonames costs \`qiblactl\` (each started $runs times; /usr/bin/time, median; the
 shared libraries as ldd lists them; \`places\` loads libgeonames and its 11 more with dlopen
-unless the towns' cache is warm; "no cache" points \`XDG_CACHE_HOME\` where nothing can be written):
+unless the towns' cache is warm; \"no cache\" points \`XDG_CACHE_HOME\` where nothing can be written):
 
 $costs
 <!-- place-search:end -->"
