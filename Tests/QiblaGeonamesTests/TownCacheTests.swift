@@ -74,6 +74,21 @@ import Testing
         }
     }
 
+    /// A FIFO or a directory where the file should be: no hang, no crash, the same answer.
+    @Test func somethingElseInTheFilesPlaceIsIgnored() throws {
+        try withCacheDirectory { cache in
+            try FileSystem.createDirectories(cache.directory)
+            try FileSystem.createFIFO(cache.path)
+            let fifo = try Geonames.townIndex(cache: cache)
+            #expect(!fifo.fromCache && fifo.index.places == Self.direct.places, "\(fifo.cacheReport)")
+            try FileSystem.unlink(cache.path)
+            try FileSystem.createDirectories(cache.path)
+            let directory = try Geonames.townIndex(cache: cache)
+            #expect(!directory.fromCache && directory.cacheReport.contains("not written"), "\(directory.cacheReport)")
+            #expect(directory.index.places == Self.direct.places)
+        }
+    }
+
     /// A cache directory that cannot be made (under a regular file: refused even to root) means
     /// no cache, and the same answer.
     @Test func anUnwritableDirectoryStillAnswers() throws {

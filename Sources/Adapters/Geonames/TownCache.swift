@@ -93,7 +93,8 @@ public struct TownCache: Sendable {
     static func readFile(_ path: String) -> Result<[UInt8], Problem> {
         let fd: FileDescriptor
         do {
-            fd = try FileSystem.open(path, .readOnly)
+            // Non-blocking: a FIFO put in the file's place must not hang the search (pread then fails).
+            fd = try FileSystem.open(path, .readOnly, options: [.nonBlocking])
         } catch {
             return .failure(Problem(error == .noSuchFileOrDirectory ? "\(path) does not exist yet" : "cannot open \(path): \(error)"))
         }
