@@ -20,7 +20,9 @@ struct Places: ParsableCommand {
         100 km of --near first, then the larger population, then the nearer. --json prints one \
         object: query, near, matches (each: name, english_name, region, country, country_code, \
         title, population, latitude, longitude, match, distance_km). Exit status 1 when nothing \
-        matches.
+        matches. The towns and their index are kept in $XDG_CACHE_HOME/qiblad (~/.cache/qiblad), \
+        rebuilt when libgeonames or the language changes; delete it at will; QIBLACTL_DEBUG=1 \
+        says what it did.
         """)
 
     @Flag(name: .long, help: "Print one JSON object.") var json = false
