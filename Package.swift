@@ -155,7 +155,7 @@ let package = Package(
         .target(
             name: "QiblaGeonames",
             // libgeonames (Debian's libgeonames0) is loaded at run time, not linked (Geonames.swift).
-            dependencies: ["QiblaPlaces", "QiblaPlatform"],
+            dependencies: ["QiblaPlaces", "QiblaPlatform", .product(name: "SystemPackage", package: "swift-system")],
             path: "Sources/Adapters/Geonames",
             swiftSettings: strict),
 
@@ -240,7 +240,7 @@ let package = Package(
             swiftSettings: strict),
         .testTarget(name: "QiblaIIOFormatTests", dependencies: ["QiblaIIOFormat"], swiftSettings: strict),
         .testTarget(name: "QiblaPlacesTests", dependencies: ["QiblaPlaces"], swiftSettings: strict),
-        .testTarget(name: "QiblaGeonamesTests", dependencies: ["QiblaGeonames", "QiblaPlaces", "QiblaCore"], swiftSettings: strict),
+        .testTarget(name: "QiblaGeonamesTests", dependencies: ["QiblaGeonames", "QiblaPlaces", "QiblaCore", "QiblaPlatform"], swiftSettings: strict),
         .testTarget(
             name: "ReplayTests", dependencies: ["QiblaSensorLog", "QiblaDaemon", "QiblaInterface", "QiblaCore", "TestSupport"],
             swiftSettings: strict),

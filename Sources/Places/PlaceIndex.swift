@@ -11,11 +11,11 @@ public struct PlaceIndex: Sendable {
     public let places: [Place]
     /// The folded names of every place, then its folded regions and countries; each name or
     /// region ends with a 0 byte, words within one are separated by a space.
-    private let text: [UInt8]
+    let text: [UInt8]
     /// Per place i: its names are text[nameStart[i] ..< otherStart[i]], its regions and
     /// countries text[otherStart[i] ..< nameStart[i + 1]].
-    private let nameStart: [Int32]
-    private let otherStart: [Int32]
+    let nameStart: [Int32]
+    let otherStart: [Int32]
 
     /// A match within this distance of the last known position (metres) comes before matches of
     /// the same quality farther away, whatever their population: "London" typed in Ontario is
@@ -59,6 +59,14 @@ public struct PlaceIndex: Sendable {
             if place.englishCountry != place.country { appendOther(place.englishCountry) }
         }
         nameStart.append(Int32(text.count))
+        self.text = text
+        self.nameStart = nameStart
+        self.otherStart = otherStart
+    }
+
+    /// An index as ``PlaceIndexArchive`` stored it (checked there: offsets ascending, within `text`).
+    init(places: [Place], text: [UInt8], nameStart: [Int32], otherStart: [Int32]) {
+        self.places = places
         self.text = text
         self.nameStart = nameStart
         self.otherStart = otherStart

@@ -35,15 +35,19 @@ public enum FileSystem {
 
     /// Writes `bytes` to `path` atomically: a temporary file in the same directory, `fsync(2)`,
     /// `rename(2)`, then `fsync(2)` of the directory so the rename itself survives a power cut.
+    /// `durable: false` leaves out both `fsync(2)`s (a cache that checks what it reads and is
+    /// rebuilt when torn); `temporarySuffix` names the temporary file (one per process where
+    /// several processes may write the same file).
     public static func writeFileAtomically(_ path: String, _ bytes: some Sequence<UInt8>,
-                                           permissions: FilePermissions = [.ownerReadWrite]) throws(Errno) {
-        let temporary = path + ".tmp"
+                                           permissions: FilePermissions = [.ownerReadWrite],
+                                           temporarySuffix: String = ".tmp", durable: Bool = true) throws(Errno) {
+        let temporary = path + temporarySuffix
         do {
             let fd = try open(temporary, .writeOnly, options: [.create, .truncate], permissions: permissions)
             try errno {
                 try fd.closeAfter {
                     _ = try fd.writeAll(bytes)
-                    try fd.sync()
+                    if durable { try fd.sync() }
                 }
             }
             try Syscalls.renameItem(temporary, path)
@@ -51,7 +55,24 @@ public enum FileSystem {
             try? Syscalls.unlinkFile(temporary)
             throw error
         }
-        syncDirectory(containing: path)
+        if durable { syncDirectory(containing: path) }
+    }
+
+    /// What tells one version of a file from another without reading it: `stat(2)`'s device,
+    /// inode, size and modification time (links followed). A package upgrade that replaces a file
+    /// changes at least the inode and the time.
+    public struct Identity: Sendable, Hashable, CustomStringConvertible {
+        public let device: UInt64
+        public let inode: UInt64
+        public let sizeBytes: Int64
+        public let modifiedNanoseconds: Int64
+        public var description: String { "\(device):\(inode) \(sizeBytes) bytes modified \(modifiedNanoseconds) ns" }
+    }
+
+    /// `stat(2)` of `path`.
+    public static func identity(of path: String) throws(Errno) -> Identity {
+        let s = try Syscalls.fileStatus(path)
+        return Identity(device: s.device, inode: s.inode, sizeBytes: s.size, modifiedNanoseconds: s.modifiedNanoseconds)
     }
 
     /// `fsync(2)` of the directory holding `path` (best effort: some file systems refuse it).

@@ -14,6 +14,10 @@ public enum Gettext {
     /// Looks for `domain`'s catalogues in `directory` (`bindtextdomain(3)`: DIRECTORY/LANG/LC_MESSAGES/DOMAIN.mo).
     public static func bind(_ domain: String, directory: String) { Syscalls.bindTextDomain(domain, directory: directory) }
 
+    /// The messages locale in effect (`setlocale(LC_MESSAGES, NULL)`: "ar_SA.UTF-8", "C"), nil
+    /// when the C library cannot say.
+    public static var messagesLocale: String? { Syscalls.messagesLocale() }
+
     /// Whether `domain` has a catalogue for the user's language (its header, the translation of "").
     public static func hasCatalogue(_ domain: String) -> Bool { translation("", domain: domain) != nil }
 }

@@ -21,6 +21,25 @@ public struct SharedLibrary: @unchecked Sendable {
         }
     }
 
+    /// The file mapped at `address` (a symbol of a loaded library), as the kernel names it in
+    /// `/proc/self/maps` (proc(5)): the real file, links resolved
+    /// ("/usr/lib/x86_64-linux-gnu/libgeonames.so.0.0.0"); nil when no file is mapped there. Read
+    /// from the maps rather than `dladdr(3)`, which glibc declares only under `_GNU_SOURCE`.
+    public static func path(containing address: UnsafeRawPointer) -> String? {
+        guard let maps = FileSystem.readText("/proc/self/maps", limit: 16 << 20) else { return nil }
+        let target = UInt(bitPattern: address)
+        for line in maps.split(separator: "\n") {
+            // start-end perms offset dev inode path
+            let fields = line.split(separator: " ", maxSplits: 5, omittingEmptySubsequences: true)
+            guard fields.count == 6, let dash = fields[0].firstIndex(of: "-"),
+                  let start = UInt(fields[0][..<dash], radix: 16), let end = UInt(fields[0][fields[0].index(after: dash)...], radix: 16),
+                  start <= target, target < end else { continue }
+            let path = fields[5].drop { $0 == " " }
+            return path.hasPrefix("/") ? String(path) : nil
+        }
+        return nil
+    }
+
     /// The address of `symbol` in the library or the libraries it depends on (`dlsym(3)`).
     public func symbol(_ symbol: String) throws(LoadError) -> UnsafeMutableRawPointer {
         switch Syscalls.dynamicSymbol(handle, symbol) {

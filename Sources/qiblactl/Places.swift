@@ -2,6 +2,7 @@
 import ArgumentParser
 import QiblaCore
 import QiblaGeonames
+import QiblaPlatform
 import QiblaPlaces
 
 // MARK: places (no daemon needed)
@@ -19,7 +20,9 @@ struct Places: ParsableCommand {
         100 km of --near first, then the larger population, then the nearer. --json prints one \
         object: query, near, matches (each: name, english_name, region, country, country_code, \
         title, population, latitude, longitude, match, distance_km). Exit status 1 when nothing \
-        matches.
+        matches. The towns and their index are kept in $XDG_CACHE_HOME/qiblad (~/.cache/qiblad), \
+        rebuilt when libgeonames or the language changes; delete it at will; QIBLACTL_DEBUG=1 \
+        says what it did.
         """)
 
     @Flag(name: .long, help: "Print one JSON object.") var json = false
@@ -60,18 +63,20 @@ struct Places: ParsableCommand {
     }
 }
 
-/// The offline towns (libgeonames) and the shared search over them.
+/// The offline towns (libgeonames, through the towns' cache in $XDG_CACHE_HOME/qiblad) and the
+/// shared search over them.
 enum TownSearch {
     static func matches(_ query: String, limit: Int, near: GeodeticPosition?) throws -> [PlaceIndex.Match] {
         Geonames.useUserLanguage()
-        let towns: [Place]
+        let loaded: LoadedTowns
         do {
-            towns = try Geonames.towns()
+            loaded = try Geonames.townIndex(cache: TownCache.user)
         } catch {
             throw fail("cannot read the offline list of towns: \(error.description)", status: .failure)
         }
-        return PlaceIndex(places: towns).matches(query, limit: limit,
-                                                 near: near.map { ($0.latitudeDegrees, $0.longitudeDegrees) })
+        // The cache is never an error: what it did is told only when asked (README, "Places by name").
+        if Environment.value("QIBLACTL_DEBUG") != nil { printError("qiblactl: town cache: \(loaded.cacheReport)") }
+        return loaded.index.matches(query, limit: limit, near: near.map { ($0.latitudeDegrees, $0.longitudeDegrees) })
     }
 
     static func noMatch(_ query: String) -> String {

@@ -44,6 +44,28 @@ import TestSupport
         #expect(r.stdout.hasPrefix(name), "\(language) \(query): \(r.stdout)")
     }
 
+    /// The towns' cache: the first run writes it, the next reads it, and both print exactly what a
+    /// run that cannot write one prints, in Arabic, Urdu and Turkish; QIBLACTL_DEBUG says which.
+    @Test(arguments: [("ar", "مكة"), ("ur", "مکہ"), ("tr", "istanbul"), ("en", "birmingham")])
+    func theTownCacheChangesNothingButTheTime(language: String, query: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("qiblactl-town-cache-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func places(cache: String) throws -> (stdout: String, stderr: String) {
+            let r = try run(product("qiblactl").path, ["places", "--json", "--limit", "20", query],
+                            environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8", "XDG_CACHE_HOME": cache, "QIBLACTL_DEBUG": "1"])
+            #expect(r.status == 0, "\(r.stderr)")
+            return (r.stdout, r.stderr)
+        }
+        let without = try places(cache: "/proc/no-such-directory")
+        #expect(without.stderr.contains("not written"), "\(without.stderr)")
+        let cold = try places(cache: directory)
+        #expect(cold.stderr.contains("written anew"), "\(cold.stderr)")
+        let warm = try places(cache: directory)
+        #expect(warm.stderr.contains("town cache: read \(directory)/qiblad/towns-\(language).cache"), "\(warm.stderr)")
+        #expect(without.stdout.contains("\"matches\": [{"), "\(without.stdout)")
+        #expect(cold.stdout == without.stdout && warm.stdout == without.stdout, "\(warm.stdout)\nvs\n\(without.stdout)")
+    }
+
     @Test func noMatchExitsOneAndSaysSo() throws {
         let r = try run(product("qiblactl").path, ["places", "xqzwv"])
         #expect(r.status == 1)

@@ -54,11 +54,17 @@ public enum Geonames {
     /// Every town of the list, names in the user's language where the catalogue has them (the
     /// process's LC_MESSAGES: call setlocale or ``useUserLanguage()`` first), with GeoNames' own
     /// names beside them and ``WellKnownNames`` added. Loads libgeonames at the first call.
-    public static func towns() throws(ReadError) -> [Place] {
+    public static func towns() throws(ReadError) -> [Place] { try readList().towns }
+
+    /// ``towns()``, and the library file they were read from as the kernel names it (nil when it
+    /// cannot be told): what ``TownCache`` keys its file by.
+    static func readList() throws(ReadError) -> (towns: [Place], libraryPath: String?) {
         let glib: GLibCalls
+        let libraryPath: String?
         do {
             let library = try SharedLibrary(libraryName)
-            _ = try library.symbol("geonames_get_n_cities")    // the library it claims to be
+            // The library it claims to be, and where it was found.
+            libraryPath = SharedLibrary.path(containing: try library.symbol("geonames_get_n_cities"))
             glib = try GLibCalls(library)
         } catch {
             throw ReadError(description: "cannot load libgeonames (Debian's libgeonames0): \(error.description)")
@@ -71,9 +77,11 @@ public enum Geonames {
         var size = 0
         guard let data = glib.bytesData(bytes, &size), size > 0 else { throw ReadError(description: "libgeonames' list is empty") }
         let raw = UnsafeRawBufferPointer(start: data, count: size)
-        guard Gettext.hasCatalogue(textDomain) else { return WellKnownNames.adding(to: try parse(raw) { key in key.english }) }
+        guard Gettext.hasCatalogue(textDomain) else {
+            return (WellKnownNames.adding(to: try parse(raw) { key in key.english }), libraryPath)
+        }
         var translations = Translations()
-        return WellKnownNames.adding(to: try parse(raw) { translations.text(for: $0) })
+        return (WellKnownNames.adding(to: try parse(raw) { translations.text(for: $0) }), libraryPath)
     }
 
     /// gettext's answers for the codes of regions and countries, asked once per code.

@@ -337,6 +337,14 @@ enum Syscalls {
         _ = try retrying { fsync(fd) }
     }
 
+    /// `stat(2)` (links followed): device, inode, size in bytes, modification time in nanoseconds.
+    static func fileStatus(_ path: String) throws(Errno) -> (device: UInt64, inode: UInt64, size: Int64, modifiedNanoseconds: Int64) {
+        var info = stat()
+        _ = try retrying { path.withCString { stat($0, &info) } }
+        return (UInt64(info.st_dev), UInt64(info.st_ino), Int64(info.st_size),
+                Int64(info.st_mtim.tv_sec) &* 1_000_000_000 &+ Int64(info.st_mtim.tv_nsec))
+    }
+
     static func isAccessible(_ path: String, writable: Bool) -> Bool {
         // `withCString` lends a native string's own bytes; passing the String straight to the C
         // function would copy it into a new heap array on every call (presence checks, 1 /s).
@@ -612,6 +620,9 @@ enum Syscalls {
         if let handle = dlopen(name, RTLD_NOW) { return .success(handle) }
         return .failure(SharedLibrary.LoadError(description: dlerror().map { String(cString: $0) } ?? "cannot load \(name)"))
     }
+
+    /// `setlocale(LC_MESSAGES, NULL)`: the messages locale in effect (nothing is changed).
+    static func messagesLocale() -> String? { setlocale(LC_MESSAGES, nil).map { String(cString: $0) } }
 
     static func dynamicSymbol(_ handle: UnsafeMutableRawPointer, _ name: String) -> Result<UnsafeMutableRawPointer, SharedLibrary.LoadError> {
         _ = dlerror()

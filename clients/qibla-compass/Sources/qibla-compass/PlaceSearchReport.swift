@@ -9,18 +9,31 @@ import QiblaPlaces
 /// is timed twice: on the monotonic clock (what a person waits) and in this thread's processor
 /// time (what it costs, whatever else a shared machine runs).
 enum PlaceSearchReport {
-    static func run(queries: [String], near: (latitudeDegrees: Double, longitudeDegrees: Double)?) -> Int32 {
+    /// With `cache` the index is loaded as ``TownList`` loads it (from the cache, or read, folded
+    /// and written there): all of it is timed as "read", "index" is 0, and `town_cache=hit` or
+    /// `miss` says which. Without, libgeonames is read and the index built, each step timed.
+    static func run(queries: [String], near: (latitudeDegrees: Double, longitudeDegrees: Double)?, cache: TownCache?) -> Int32 {
         let c0 = MainLoop.threadCPUMicroseconds
         let t0 = MainLoop.monotonicMicroseconds
-        let towns: [Place]
+        var cacheField = "town_cache=none"
+        let index: PlaceIndex
+        let t1: UInt64, c1: UInt64
         do {
-            towns = try Geonames.towns()
+            if let cache {
+                let loaded = try Geonames.townIndex(cache: cache)
+                index = loaded.index
+                cacheField = "town_cache=\(loaded.fromCache ? "hit" : "miss")"
+                (t1, c1) = (MainLoop.monotonicMicroseconds, MainLoop.threadCPUMicroseconds)
+            } else {
+                let towns = try Geonames.towns()
+                (t1, c1) = (MainLoop.monotonicMicroseconds, MainLoop.threadCPUMicroseconds)
+                index = PlaceIndex(places: towns)
+            }
         } catch {
             print("message=\(error.description)")
             return 1
         }
-        let t1 = MainLoop.monotonicMicroseconds, c1 = MainLoop.threadCPUMicroseconds
-        let index = PlaceIndex(places: towns)
+        let towns = index.places
         let t2 = MainLoop.monotonicMicroseconds, c2 = MainLoop.threadCPUMicroseconds
         var found = true
         for query in queries {
@@ -28,7 +41,8 @@ enum PlaceSearchReport {
             let matches = index.search(query, limit: 20, near: near)
             let ended = MainLoop.monotonicMicroseconds, endedCPU = MainLoop.threadCPUMicroseconds
             print("cities=\(towns.count) read_us=\(t1 - t0) index_us=\(t2 - t1) search_us=\(ended - started) "
-                  + "read_cpu_us=\(c1 - c0) index_cpu_us=\(c2 - c1) search_cpu_us=\(endedCPU - startedCPU) matches=\(matches.count) query=\(query)")
+                  + "read_cpu_us=\(c1 - c0) index_cpu_us=\(c2 - c1) search_cpu_us=\(endedCPU - startedCPU) \(cacheField) "
+                  + "matches=\(matches.count) query=\(query)")
             for place in matches { print("place=\(place.title)|\(place.latitudeDegrees)|\(place.longitudeDegrees)") }
             if matches.isEmpty { print("message=\(PlaceIndex.noMatchMessage(query))") }
             found = !matches.isEmpty
@@ -45,8 +59,8 @@ enum PlaceSearchReport {
     /// timer while all this happened (`stall_us`), and whether the list was read off the main
     /// loop's thread (`read_off_main_loop`).
     static func runAsTyped(queries: [String], near: (latitudeDegrees: Double, longitudeDegrees: Double)?,
-                           typedAfterMilliseconds: UInt32) -> Int32 {
-        let towns = TownList { _ in }
+                           typedAfterMilliseconds: UInt32, cache: TownCache?) -> Int32 {
+        let towns = TownList(cache: cache) { _ in }
         var found = false
         MainLoop.run { quit in
             var lastTick = MainLoop.monotonicMicroseconds, longestGap: UInt64 = 0, answered = false

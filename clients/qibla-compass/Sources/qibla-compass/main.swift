@@ -3,6 +3,7 @@
 // options, the locale and text domain, then the window.
 import CIntl
 import CompassModel
+import QiblaGeonames
 import QiblaInterface
 #if canImport(Glibc)
 import Glibc
@@ -30,7 +31,9 @@ let usage = """
                             keystrokes are); --near LAT LON puts towns within 100 km first;
                             --typed-after MS reads the list on its own thread as the location
                             page does and types the first QUERY MS milliseconds later, timing
-                            each keystroke to its answer
+                            each keystroke to its answer; the index comes from the towns'
+                            cache as in the app ($XDG_CACHE_HOME/qiblad) unless
+                            --no-town-cache (libgeonames read and folded, each step timed)
       --version, --help
     """
 
@@ -38,6 +41,7 @@ var options = CompassWindow.Options()
 var findPlace: [String] = []
 var findNear: (latitudeDegrees: Double, longitudeDegrees: Double)?
 var typedAfter: UInt32?
+var useTownCache = true
 var arguments = CommandLine.arguments.dropFirst()
 while let argument = arguments.popFirst() {
     switch argument {
@@ -59,6 +63,7 @@ while let argument = arguments.popFirst() {
     case "--find-place":
         guard let query = arguments.popFirst() else { printError("qibla-compass: --find-place needs a QUERY\n\n\(usage)"); exit(64) }
         findPlace.append(query)
+    case "--no-town-cache": useTownCache = false
     case "--typed-after":
         guard let text = arguments.popFirst(), let ms = UInt32(text), ms <= 60_000 else {
             printError("qibla-compass: --typed-after takes MILLISECONDS, 0 to 60000"); exit(64)
@@ -80,8 +85,11 @@ bindtextdomain(textDomain, localeDirectory())
 bind_textdomain_codeset(textDomain, "UTF-8")
 
 if !findPlace.isEmpty {
-    if let typedAfter { exit(PlaceSearchReport.runAsTyped(queries: findPlace, near: findNear, typedAfterMilliseconds: typedAfter)) }
-    exit(PlaceSearchReport.run(queries: findPlace, near: findNear))
+    let cache = useTownCache ? TownCache.user : nil
+    if let typedAfter {
+        exit(PlaceSearchReport.runAsTyped(queries: findPlace, near: findNear, typedAfterMilliseconds: typedAfter, cache: cache))
+    }
+    exit(PlaceSearchReport.run(queries: findPlace, near: findNear, cache: cache))
 }
 
 /// Where the catalogues are: QIBLA_COMPASS_LOCALEDIR, else PREFIX/share/locale beside the binary.

@@ -102,6 +102,31 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
         #expect(lastPlaces == direct.places.map(\.title), "\(direct.output)")
     }
 
+    /// The towns' cache (issue 38): the first run reads libgeonames and writes it, the next loads
+    /// it, and both list the very places a run without the cache lists, in Arabic, Urdu and
+    /// Turkish too; a cache directory that cannot be made changes nothing but the time.
+    @Test(arguments: [("مكة", "ar"), ("مکہ", "ur"), ("istanbul", "tr"), ("birmingham e", "en")])
+    func theTownCacheGivesTheSameAnswers(query: String, language: String) throws {
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("qibla-compass-town-cache-\(UUID().uuidString)").path
+        defer { try? FileManager.default.removeItem(atPath: directory) }
+        func places(_ extra: [String], cache: String) throws -> (line: String, titles: [String]) {
+            let r = try run(compassApp, ["--find-place", query] + extra, environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8", "XDG_CACHE_HOME": cache])
+            #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
+            let lines = r.stdout.split(separator: "\n").map(String.init)
+            return (lines.first { $0.hasPrefix("cities=") } ?? "", lines.filter { $0.hasPrefix("place=") })
+        }
+        let without = try places(["--no-town-cache"], cache: directory)
+        #expect(without.line.contains(" town_cache=none ") && !without.titles.isEmpty, "\(without)")
+        let cold = try places([], cache: directory)
+        #expect(cold.line.contains(" town_cache=miss "), "\(cold.line)")
+        #expect(FileManager.default.fileExists(atPath: directory + "/qiblad/towns-\(language).cache"))
+        let warm = try places([], cache: directory)
+        #expect(warm.line.contains(" town_cache=hit "), "\(warm.line)")
+        #expect(cold.titles == without.titles && warm.titles == without.titles, "\(warm.titles) vs \(without.titles)")
+        let blocked = try places([], cache: "/proc/no-such-directory")
+        #expect(blocked.line.contains(" town_cache=miss ") && blocked.titles == without.titles, "\(blocked)")
+    }
+
     /// A bad `--typed-after` is refused with a clear message.
     @Test func aBadTypedAfterIsRefused() throws {
         let r = try run(compassApp, ["--find-place", "b", "--typed-after", "soon"], environment: ["LANGUAGE": "en", "LC_ALL": "C.UTF-8"])
