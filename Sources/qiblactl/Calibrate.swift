@@ -9,27 +9,28 @@ import QiblaPlatform
 /// `qiblactl calibrate`: claims the compass, tells the user what to do, shows the progress from
 /// `CalibrationProgress` and ends with the result of the fit qiblad accepted.
 struct Calibrate: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Calibrate the magnetometer: move the phone in a slow figure eight until qiblad accepts a fit.",
-        discussion: """
-        qiblad calibrates itself in the background whenever the compass is used; this command \
-        guides the moves and waits for the result. Move the phone slowly in a figure eight, \
-        tilting it forward, back and to the sides as you go (there is no need to turn it over), \
-        away from metal, magnets and electronics. On a terminal a progress bar follows \
-        CalibrationProgress with CalibrationHint, the motion still missing, under it; otherwise \
-        a line is printed at every 10 % and whenever the hint changes.
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: tr("Calibrate the magnetometer: move the phone in a slow figure eight until qiblad accepts a fit."),
+            discussion: """
+            qiblad calibrates itself in the background whenever the compass is used; this command \
+            guides the moves and waits for the result. Move the phone slowly in a figure eight, \
+            tilting it forward, back and to the sides as you go (there is no need to turn it over), \
+            away from metal, magnets and electronics. On a terminal a progress bar follows \
+            CalibrationProgress with CalibrationHint, the motion still missing, under it; otherwise \
+            a line is printed at every 10 % and whenever the hint changes.
 
-        Exit status: 0 calibrated (the result is printed); 1 no daemon or no compass; 3 not \
-        enough motion within --timeout; 4 magnetic interference at the end of --timeout; \
-        130 interrupted. With --json, one object: result (calibrated, no-compass, timeout, \
-        interference, interrupted), residual_ut, hard_iron_offset_ut, compass_accuracy, \
-        heading_error_deg, progress, hint, seconds, reason.
-        """)
+            Exit status: 0 calibrated (the result is printed); 1 no daemon or no compass; 3 not \
+            enough motion within --timeout; 4 magnetic interference at the end of --timeout; \
+            130 interrupted. With --json, one object: result (calibrated, no-compass, timeout, \
+            interference, interrupted), residual_ut, hard_iron_offset_ut, compass_accuracy, \
+            heading_error_deg, progress, hint, seconds, reason.
+            """) }
 
     @OptionGroup var bus: BusOptions
-    @Option(name: .long, help: "Give up after this many seconds (1–3600).") var timeout: Double = 120
-    @Flag(name: .long, help: "Forget the current calibration first and learn it again.") var reset = false
-    @Flag(name: .long, help: "Print one JSON object with the result.") var json = false
+    @Option(name: .long, help: ArgumentHelp(tr("Give up after this many seconds (1–3600)."))) var timeout: Double = 120
+    @Flag(name: .long, help: ArgumentHelp(tr("Forget the current calibration first and learn it again."))) var reset = false
+    @Flag(name: .long, help: ArgumentHelp(tr("Print one JSON object with the result."))) var json = false
 
     func validate() throws {
         guard timeout.isFinite, (1...3600).contains(timeout) else {

@@ -14,15 +14,16 @@ import QiblaPlatform
 /// sleeps on one timer until that instant. Nothing wakes it between two times: an unclaimed
 /// qiblad publishes nothing but a new place or the next sun time.
 struct Remind: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Post a notification at each Qibla-sun time (face the sun; your shadow points to the Qibla).",
-        discussion: """
-        Runs until interrupted, asleep between the times qiblad publishes as NextQiblaSunTime, and \
-        posts each through org.freedesktop.Notifications on the session bus. As a user service: \
-        systemctl --user enable --now qibla-remind.service (and disable --now to stop). A time \
-        is announced once, not before it comes, and not at all when more than a minute late \
-        (the phone was asleep through it).
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: tr("Post a notification at each Qibla-sun time (face the sun; your shadow points to the Qibla)."),
+            discussion: """
+            Runs until interrupted, asleep between the times qiblad publishes as NextQiblaSunTime, and \
+            posts each through org.freedesktop.Notifications on the session bus. As a user service: \
+            systemctl --user enable --now qibla-remind.service (and disable --now to stop). A time \
+            is announced once, not before it comes, and not at all when more than a minute late \
+            (the phone was asleep through it).
+            """) }
 
     @OptionGroup var bus: BusOptions
 
