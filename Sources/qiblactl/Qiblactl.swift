@@ -12,13 +12,9 @@ struct Qiblactl: ParsableCommand {
         CommandConfiguration(
             commandName: "qiblactl",
             abstract: tr("Ask qiblad for the Qibla, or compute it here."),
-            discussion: """
-                Coordinates are decimal degrees, north and east positive; negative values are written as they are \
-                (qiblactl qibla -33.9 18.4, or after --: qiblactl qibla -- -33.9 18.4).
-
-                Exit statuses (shared with qiblad and qibla-sim):
-                \(ExitStatus.table)
-                """,
+            discussion: paragraphs(
+                tr("Coordinates are decimal degrees, north and east positive; negative values are written as they are (qiblactl qibla -33.9 18.4, or after --: qiblactl qibla -- -33.9 18.4)."),
+                tr("Exit statuses (shared with qiblad and qibla-sim):") + "\n" + ExitStatus.table),
             version: qiblaVersion,
             subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Claim.self, Sun.self, SetLocation.self, Places.self,
                           ClearLocation.self, Remind.self]) }
@@ -52,14 +48,7 @@ struct QiblaCommand: ParsableCommand {
         CommandConfiguration(
             commandName: "qibla",
             abstract: tr("Compute the Qibla for a place (no daemon needed)."),
-            discussion: """
-            Prints the great-circle bearing (what published tables use), the WGS84 geodesic bearing, \
-            the 16-point compass word, the distance to the Kaaba and today's magnetic declination \
-            (WMM2025). --json prints one object with the keys: latitude, longitude, \
-            great_circle_bearing_deg, geodesic_bearing_deg, compass_point, distance_m, distance_km, \
-            distance_mi, declination_deg, declination_decimal_year, magnetic_zone, undefined_reason \
-            (null, "at-kaaba" or "antipodal"). Undefined values are null.
-            """) }
+            discussion: tr("Prints the great-circle bearing (what published tables use), the WGS84 geodesic bearing, the 16-point compass word, the distance to the Kaaba and today's magnetic declination (WMM2025). --json prints one object with the keys: latitude, longitude, great_circle_bearing_deg, geodesic_bearing_deg, compass_point, distance_m, distance_km, distance_mi, declination_deg, declination_decimal_year, magnetic_zone, undefined_reason (null, \"at-kaaba\" or \"antipodal\"). Undefined values are null.")) }
 
     @Flag(name: .long, help: ArgumentHelp(tr("Print one JSON object."))) var json = false
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp(tr("LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --).")))
@@ -193,16 +182,9 @@ struct Status: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             abstract: tr("Print every property of the running qiblad."),
-            discussion: """
-            Heading, MagneticHeading, QiblaRelativeBearing and HeadingError are known only while a \
-            client holds a compass claim. --claim holds one for a moment: it claims the compass, waits \
-            until a heading is known (or --timeout passes, or Ctrl-C; the heading then stays \
-            unknown), prints and releases it, so that a panel module polling this command can show a \
-            heading.
-
-            --json prints one object with every property of the interface, keyed by its D-Bus name: \
-            numbers as numbers, unknown values (NaN, a timestamp of 0, a property not sent) as null.
-            """) }
+            discussion: paragraphs(
+                tr("Heading, MagneticHeading, QiblaRelativeBearing and HeadingError are known only while a client holds a compass claim. --claim holds one for a moment: it claims the compass, waits until a heading is known (or --timeout passes, or Ctrl-C; the heading then stays unknown), prints and releases it, so that a panel module polling this command can show a heading."),
+                tr("--json prints one object with every property of the interface, keyed by its D-Bus name: numbers as numbers, unknown values (NaN, a timestamp of 0, a property not sent) as null."))) }
     @OptionGroup var bus: BusOptions
     @Flag(name: .long, help: ArgumentHelp(tr("Print one JSON object with the D-Bus property names as keys."))) var json = false
     @Flag(name: .long, help: ArgumentHelp(tr("Claim the compass until a heading is known (or --timeout), print, then release it."))) var claim = false
@@ -315,11 +297,7 @@ struct SetLocation: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "set-location", abstract: tr("Pin a manual location (used when there is no live fix)."),
-            discussion: """
-            LATITUDE LONGITUDE, or the NAME of a town: the first of `qiblactl places NAME` (towns near \
-            qiblad's last known position first), named on stderr with its region and country so a \
-            wrong one shows. Prints the status afterwards; --json as status --json prints it.
-            """) }
+            discussion: tr("LATITUDE LONGITUDE, or the NAME of a town: the first of `qiblactl places NAME` (towns near qiblad's last known position first), named on stderr with its region and country so a wrong one shows. Prints the status afterwards; --json as status --json prints it.")) }
     @OptionGroup var bus: BusOptions
     @Flag(name: .long, help: ArgumentHelp(tr("Print the status afterwards as one JSON object (as status --json)."))) var json = false
     @Argument(parsing: .allUnrecognized, help: ArgumentHelp(tr("LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --), or a town's NAME.")))
@@ -362,7 +340,7 @@ struct ClearLocation: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             commandName: "clear-location", abstract: tr("Forget the manual location."),
-            discussion: "Prints the status afterwards; --json as status --json prints it.") }
+            discussion: tr("Prints the status afterwards; --json as status --json prints it.")) }
     @OptionGroup var bus: BusOptions
     @Flag(name: .long, help: ArgumentHelp(tr("Print the status afterwards as one JSON object (as status --json)."))) var json = false
 

@@ -13,24 +13,10 @@ struct Sun: ParsableCommand {
     static var configuration: CommandConfiguration {
         CommandConfiguration(
             abstract: tr("The sun now, today's Qibla-sun times, the next Kaaba passage; --check tests the compass against the sun."),
-            discussion: """
-            Twice a year the sun stands over the Kaaba, and on most days, at most places, there is a \
-            moment when the sun's azimuth equals the Qibla bearing (face the sun) or its opposite (the \
-            shadow of a vertical stick points to the Qibla). Times are in local time; only moments with \
-            the sun at least 5 degrees high count. Without LATITUDE LONGITUDE the place is qiblad's \
-            current location.
-
-            --check claims the compass and asks qiblad to compare the phone's heading with the sun: \
-            point the top edge of the phone at the sun (or, with --alignment shadow and the phone flat, \
-            along the shadow of a vertical object), hold it still, and the error is printed. --store \
-            keeps it as a correction (undone by qiblactl calibrate --reset).
-
-            --json prints one object: latitude, longitude, date, sun_azimuth_deg, sun_elevation_deg, \
-            qibla_bearing_deg, times (an array of objects: time (ISO 8601, local), unix_us, kind, \
-            elevation_deg, instruction), none_reason (null, at-kaaba, antipodal, sun-too-low, \
-            no-alignment), next_kaaba_passage (time, unix_us, kind); with --check: check_error_deg. \
-            Exit status: 0; 1 no daemon (when needed) or the check was refused; 2 invalid input.
-            """) }
+            discussion: paragraphs(
+                tr("Twice a year the sun stands over the Kaaba, and on most days, at most places, there is a moment when the sun's azimuth equals the Qibla bearing (face the sun) or its opposite (the shadow of a vertical stick points to the Qibla). Times are in local time; only moments with the sun at least 5 degrees high count. Without LATITUDE LONGITUDE the place is qiblad's current location."),
+                tr("--check claims the compass and asks qiblad to compare the phone's heading with the sun: point the top edge of the phone at the sun (or, with --alignment shadow and the phone flat, along the shadow of a vertical object), hold it still, and the error is printed. --store keeps it as a correction (undone by qiblactl calibrate --reset)."),
+                tr("--json prints one object: latitude, longitude, date, sun_azimuth_deg, sun_elevation_deg, qibla_bearing_deg, times (an array of objects: time (ISO 8601, local), unix_us, kind, elevation_deg, instruction), none_reason (null, at-kaaba, antipodal, sun-too-low, no-alignment), next_kaaba_passage (time, unix_us, kind); with --check: check_error_deg. Exit status: 0; 1 no daemon (when needed) or the check was refused; 2 invalid input."))) }
 
     @OptionGroup var bus: BusOptions
     @Option(name: .long, help: ArgumentHelp(tr("The local day for the Qibla-sun times, YYYY-MM-DD (default: today)."))) var date: String?

@@ -61,3 +61,7 @@ func pointName(forBearing degrees: Double) -> String {
     case let other: other
     }
 }
+
+/// Paragraphs of a help text, each translated on its own, one blank line apart (as the English
+/// discussion was written).
+func paragraphs(_ texts: String...) -> String { texts.joined(separator: "\n\n") }
