@@ -11,17 +11,7 @@ struct Places: ParsableCommand {
         CommandConfiguration(
             commandName: "places",
             abstract: tr("List the towns whose names match NAME, best first (no daemon needed)."),
-            discussion: """
-            The offline list is libgeonames' (every town of 15,000 people or more, from geonames.org) \
-            with a few well-known names of our own (Mecca, Mekka, Madinah, …); names in the user's \
-            language where its catalogue has them. Ranked as Qibla Compass ranks them: a name that is \
-            NAME, then a name starting with it, then every word starting a word of the name, then \
-            matches that need the region or country ("birmingham england"); within each, towns within \
-            100 km of --near first, then the larger population, then the nearer. --json prints one \
-            object: query, near, matches (each: name, english_name, region, country, country_code, \
-            title, population, latitude, longitude, match, distance_km). Exit status 1 when nothing \
-            matches.
-            """) }
+            discussion: tr("The offline list is libgeonames' (every town of 15,000 people or more, from geonames.org) with a few well-known names of our own (Mecca, Mekka, Madinah, …); names in the user's language where its catalogue has them. Ranked as Qibla Compass ranks them: a name that is NAME, then a name starting with it, then every word starting a word of the name, then matches that need the region or country (\"birmingham england\"); within each, towns within 100 km of --near first, then the larger population, then the nearer. --json prints one object: query, near, matches (each: name, english_name, region, country, country_code, title, population, latitude, longitude, match, distance_km). Exit status 1 when nothing matches.")) }
 
     @Flag(name: .long, help: ArgumentHelp(tr("Print one JSON object."))) var json = false
     @Option(name: .long, help: ArgumentHelp(tr("Rank towns near LAT,LON first (degrees; --near=-33.9,18.4)."))) var near: String?
