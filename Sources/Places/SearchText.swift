@@ -3,7 +3,7 @@
 /// Text as the search compares it: lower case, accents and other combining marks taken off,
 /// letters that are not decomposable written as their usual Latin spelling (ß → ss, ł → l,
 /// ı → i), the spelling variants of the Arabic script folded (أ إ آ ٱ → ا, ة → ه, ى ی → ي,
-/// ک → ك, ہ → ه, the tatweel dropped) and ё → е, anything that is not a letter or a digit a
+/// ک → ك, ہ ھ → ه, ے → ي, ں → ن, the tatweel dropped) and ё → е, anything that is not a letter or a digit a
 /// single space. "İstanbul" and "istanbul", "São Paulo" and "sao paulo", "مكة" and "مكه" fold alike.
 public enum SearchText {
     public static func folded(_ text: String) -> String {
@@ -116,5 +116,8 @@ public enum SearchText {
         // letters that stand for the Arabic ones in place names).
         0x0451: "е", 0x0622: "ا", 0x0623: "ا", 0x0625: "ا", 0x0671: "ا", 0x0629: "ه", 0x0649: "ي", 0x06CC: "ي",
         0x06A9: "ك", 0x06C1: "ه", 0x06D5: "ه",
+        // Urdu's two hehs (ھ do-chashmi, ہ gol) are written for each other in place names (the Urdu
+        // catalogue spells Lahore لاھور, people type لاہور); ۂ, ۃ, ے and ں likewise.
+        0x06BE: "ه", 0x06C2: "ه", 0x06C3: "ه", 0x06D2: "ي", 0x06BA: "ن",
     ]
 }

@@ -9,27 +9,18 @@ import QiblaPlatform
 /// `qiblactl calibrate`: claims the compass, tells the user what to do, shows the progress from
 /// `CalibrationProgress` and ends with the result of the fit qiblad accepted.
 struct Calibrate: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Calibrate the magnetometer: move the phone in a slow figure eight until qiblad accepts a fit.",
-        discussion: """
-        qiblad calibrates itself in the background whenever the compass is used; this command \
-        guides the moves and waits for the result. Move the phone slowly in a figure eight, \
-        tilting it forward, back and to the sides as you go (there is no need to turn it over), \
-        away from metal, magnets and electronics. On a terminal a progress bar follows \
-        CalibrationProgress with CalibrationHint, the motion still missing, under it; otherwise \
-        a line is printed at every 10 % and whenever the hint changes.
-
-        Exit status: 0 calibrated (the result is printed); 1 no daemon or no compass; 3 not \
-        enough motion within --timeout; 4 magnetic interference at the end of --timeout; \
-        130 interrupted. With --json, one object: result (calibrated, no-compass, timeout, \
-        interference, interrupted), residual_ut, hard_iron_offset_ut, compass_accuracy, \
-        heading_error_deg, progress, hint, seconds, reason.
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: tr("Calibrate the magnetometer: move the phone in a slow figure eight until qiblad accepts a fit."),
+            discussion: paragraphs(
+                // xgettext:no-c-format
+                tr("qiblad calibrates itself in the background whenever the compass is used; this command guides the moves and waits for the result. Move the phone slowly in a figure eight, tilting it forward, back and to the sides as you go (there is no need to turn it over), away from metal, magnets and electronics. On a terminal a progress bar follows CalibrationProgress with CalibrationHint, the motion still missing, under it; otherwise a line is printed at every 10 % and whenever the hint changes."),
+                tr("Exit status: 0 calibrated (the result is printed); 1 no daemon or no compass; 3 not enough motion within --timeout; 4 magnetic interference at the end of --timeout; 130 interrupted. With --json, one object: result (calibrated, no-compass, timeout, interference, interrupted), residual_ut, hard_iron_offset_ut, compass_accuracy, heading_error_deg, progress, hint, seconds, reason."))) }
 
     @OptionGroup var bus: BusOptions
-    @Option(name: .long, help: "Give up after this many seconds (1–3600).") var timeout: Double = 120
-    @Flag(name: .long, help: "Forget the current calibration first and learn it again.") var reset = false
-    @Flag(name: .long, help: "Print one JSON object with the result.") var json = false
+    @Option(name: .long, help: ArgumentHelp(tr("Give up after this many seconds (1–3600)."))) var timeout: Double = 120
+    @Flag(name: .long, help: ArgumentHelp(tr("Forget the current calibration first and learn it again."))) var reset = false
+    @Flag(name: .long, help: ArgumentHelp(tr("Print one JSON object with the result."))) var json = false
 
     func validate() throws {
         guard timeout.isFinite, (1...3600).contains(timeout) else {
@@ -61,7 +52,7 @@ struct Calibrate: ParsableCommand {
         let started = ContinuousClock.now
         let progress = ProgressDisplay(isTerminal: Console.isTerminal(.standardOutput), quiet: json)
         if !json {
-            printLine("Move the phone slowly in a figure eight, tilting it forward, back and to the sides as you go, away from metal, magnets and electronics.")
+            printLine(tr("Move the phone slowly in a figure eight, tilting it forward, back and to the sides as you go, away from metal, magnets and electronics."))
         }
 
         var outcome: Outcome?
@@ -135,7 +126,9 @@ struct Calibrate: ParsableCommand {
             o.set("reason", reason.isEmpty ? nil : reason)
             printLine(o.text)
         } else if result == .calibrated {
-            printLine("Calibrated in \(Int(seconds.rounded())) s: residual \(fixed(residual, 2)) µT, hard-iron offset \(fixed(offset, 1)) µT, compass accuracy \(accuracy) (±\(fixed(headingError, 1))°).")
+            printLine(fill(tr("Calibrated in {seconds} s: residual {residual} µT, hard-iron offset {offset} µT, compass accuracy {accuracy} (±{error}°)."),
+                            ["seconds": "\(Int(seconds.rounded()))", "residual": fixed(residual, 2), "offset": fixed(offset, 1),
+                             "accuracy": accuracy, "error": fixed(headingError, 1)]))
         } else {
             printError("qiblactl: calibration failed: \(reason)")
         }
@@ -166,18 +159,31 @@ final class ProgressDisplay {
             let filled = Int((f * Double(width)).rounded(.down))
             // The bar, then the hint on the line below (erased first), then back up to the bar.
             Console.write("\r\u{1B}[2K[" + String(repeating: "#", count: filled) + String(repeating: ".", count: width - filled)
-                          + "] \(percent) %\n\u{1B}[2K" + hint.instruction + "\u{1B}[1A\r", to: .standardOutput)
+                          + "] \(percent) %\n\u{1B}[2K" + Self.instruction(hint) + "\u{1B}[1A\r", to: .standardOutput)
             drawn = true
         } else {
             let decile = percent / 10
             guard decile > lastDecile || hint != lastHint else { return }
             lastDecile = max(lastDecile, decile)
             lastHint = hint
-            printLine("calibration \(decile * 10) %" + (hint == .none ? "" : ": " + hint.instruction))
+            let percent = ["percent": "\(decile * 10)", "hint": Self.instruction(hint)]
+            printLine(fill(hint == .none ? tr("calibration {percent} %") : tr("calibration {percent} %: {hint}"), percent))
         }
     }
 
     func end() {
         if drawn { Console.write("\n\u{1B}[2K", to: .standardOutput) }
+    }
+
+    /// QiblaCore's hint (`CalibrationHint.instruction`, English) in the user's language.
+    static func instruction(_ hint: CalibrationHint) -> String {
+        switch hint {
+        case .none: ""
+        case .move: tr("keep moving the phone slowly through different orientations")
+        case .tiltForwardBack: tr("tilt the top edge down and up as you move")
+        case .tiltLeftRight: tr("roll the phone to the left and right as you move")
+        case .turnAround: tr("turn round slowly, all the way, with the phone")
+        case .awayFromMetal: tr("move away from metal, magnets and electronics")
+        }
     }
 }

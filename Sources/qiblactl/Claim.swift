@@ -10,24 +10,16 @@ import QiblaPlatform
 /// claim the moment its client leaves: `busctl call … ClaimCompass` from a script claims and is
 /// released as soon as busctl exits. This command stays on the bus for COMMAND's lifetime.
 struct Claim: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Hold a compass claim while a command runs, then release it.",
-        discussion: """
-            qiblad reads its sensors only while some client holds a compass claim, and drops a \
-            claim when its client leaves the bus. A claim made with busctl from a script therefore \
-            ends as soon as busctl exits. This command holds the claim for as long as COMMAND runs, \
-            then releases it and exits with COMMAND's status (127 when it cannot be started, 128 + \
-            the signal number when a signal ended it).
-
-            Example: read the heading twice, a second apart, with the sensors on:
-              qiblactl claim -- sh -c 'sleep 1; qiblactl status; sleep 1; qiblactl status'
-
-            Other ways to hold a claim: qiblactl monitor (follows the properties) and qiblactl \
-            waybar (a status-bar module).
-            """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: tr("Hold a compass claim while a command runs, then release it."),
+            discussion: paragraphs(
+                tr("qiblad reads its sensors only while some client holds a compass claim, and drops a claim when its client leaves the bus. A claim made with busctl from a script therefore ends as soon as busctl exits. This command holds the claim for as long as COMMAND runs, then releases it and exits with COMMAND's status (127 when it cannot be started, 128 + the signal number when a signal ended it)."),
+                tr("Example: read the heading twice, a second apart, with the sensors on:") + "\n  qiblactl claim -- sh -c 'sleep 1; qiblactl status; sleep 1; qiblactl status'",
+                tr("Other ways to hold a claim: qiblactl monitor (follows the properties) and qiblactl waybar (a status-bar module)."))) }
 
     @OptionGroup var bus: BusOptions
-    @Argument(parsing: .postTerminator, help: "The command and its arguments, after --.") var command: [String] = []
+    @Argument(parsing: .postTerminator, help: ArgumentHelp(tr("The command and its arguments, after --."))) var command: [String] = []
 
     func validate() throws {
         guard !command.isEmpty else {

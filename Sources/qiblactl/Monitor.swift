@@ -7,28 +7,18 @@ import QiblaPlatform
 /// `qiblactl monitor`: claims the compass and shows every change — a block redrawn in place on a
 /// terminal, a line per change on a pipe, or JSON Lines — and outlives qiblad's restarts.
 struct Monitor: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Claim the compass and show each change until interrupted (Ctrl-C releases the claim).",
-        discussion: """
-        On a terminal a four-line block is redrawn in place: the Qibla and the position, the \
-        heading and its accuracy, a needle towards the Qibla with the turn, and what needs \
-        attention. Otherwise one line per change: the changed properties, then the whole status.
-
-        --json prints JSON Lines, one object per update, flushed at once: qiblad ("running" or \
-        "waiting"), owner (qiblad's unique bus name, null while waiting), time_us (when it was \
-        printed, microseconds since the epoch), changed (the names of the properties that changed; \
-        every name when qiblad appears or comes back) and properties (every property by its D-Bus \
-        name, as status --json prints them; all null while waiting).
-
-        When qiblad leaves the bus (a restart, a crash) monitor says it is waiting and claims the \
-        compass again when qiblad comes back. --once or -n COUNT exit after that many updates (the \
-        first being the state at the start; waiting does not count).
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: tr("Claim the compass and show each change until interrupted (Ctrl-C releases the claim)."),
+            discussion: paragraphs(
+                tr("On a terminal a four-line block is redrawn in place: the Qibla and the position, the heading and its accuracy, a needle towards the Qibla with the turn, and what needs attention. Otherwise one line per change: the changed properties, then the whole status."),
+                tr("--json prints JSON Lines, one object per update, flushed at once: qiblad (\"running\" or \"waiting\"), owner (qiblad's unique bus name, null while waiting), time_us (when it was printed, microseconds since the epoch), changed (the names of the properties that changed; every name when qiblad appears or comes back) and properties (every property by its D-Bus name, as status --json prints them; all null while waiting)."),
+                tr("When qiblad leaves the bus (a restart, a crash) monitor says it is waiting and claims the compass again when qiblad comes back. --once or -n COUNT exit after that many updates (the first being the state at the start; waiting does not count)."))) }
 
     @OptionGroup var bus: BusOptions
-    @Flag(name: .long, help: "Print JSON Lines: one object per update.") var json = false
-    @Flag(name: .long, help: "Exit after the first update (the state at the start).") var once = false
-    @Option(name: [.customShort("n"), .customLong("count")], help: "Exit after COUNT updates.") var count: Int?
+    @Flag(name: .long, help: ArgumentHelp(tr("Print JSON Lines: one object per update."))) var json = false
+    @Flag(name: .long, help: ArgumentHelp(tr("Exit after the first update (the state at the start)."))) var once = false
+    @Option(name: [.customShort("n"), .customLong("count")], help: ArgumentHelp(tr("Exit after COUNT updates."))) var count: Int?
 
     func validate() throws {
         if once && count != nil { throw ValidationError("--once and --count exclude each other") }

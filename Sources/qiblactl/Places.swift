@@ -8,27 +8,17 @@ import QiblaPlaces
 // MARK: places (no daemon needed)
 
 struct Places: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "places",
-        abstract: "List the towns whose names match NAME, best first (no daemon needed).",
-        discussion: """
-        The offline list is libgeonames' (every town of 15,000 people or more, from geonames.org) \
-        with a few well-known names of our own (Mecca, Mekka, Madinah, …); names in the user's \
-        language where its catalogue has them. Ranked as Qibla Compass ranks them: a name that is \
-        NAME, then a name starting with it, then every word starting a word of the name, then \
-        matches that need the region or country ("birmingham england"); within each, towns within \
-        100 km of --near first, then the larger population, then the nearer. --json prints one \
-        object: query, near, matches (each: name, english_name, region, country, country_code, \
-        title, population, latitude, longitude, match, distance_km). Exit status 1 when nothing \
-        matches. The towns and their index are kept in $XDG_CACHE_HOME/qiblad (~/.cache/qiblad), \
-        rebuilt when libgeonames or the language changes; delete it at will; QIBLACTL_DEBUG=1 \
-        says what it did.
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "places",
+            abstract: tr("List the towns whose names match NAME, best first (no daemon needed)."),
+            discussion: paragraphs(tr("The offline list is libgeonames' (every town of 15,000 people or more, from geonames.org) with a few well-known names of our own (Mecca, Mekka, Madinah, …); names in the user's language where its catalogue has them. Ranked as Qibla Compass ranks them: a name that is NAME, then a name starting with it, then every word starting a word of the name, then matches that need the region or country (\"birmingham england\"); within each, towns within 100 km of --near first, then the larger population, then the nearer. --json prints one object: query, near, matches (each: name, english_name, region, country, country_code, title, population, latitude, longitude, match, distance_km). Exit status 1 when nothing matches."),
+                                    tr("The towns and their index are kept in $XDG_CACHE_HOME/qiblad (~/.cache/qiblad), rebuilt when libgeonames or the language changes; delete it at will; QIBLACTL_DEBUG=1 says what it did."))) }
 
-    @Flag(name: .long, help: "Print one JSON object.") var json = false
-    @Option(name: .long, help: "Rank towns near LAT,LON first (degrees; --near=-33.9,18.4).") var near: String?
-    @Option(name: .long, help: "At most this many towns (1–100).") var limit = 10
-    @Argument(help: "The name as typed, in any case, with or without accents (several words are one name).")
+    @Flag(name: .long, help: ArgumentHelp(tr("Print one JSON object."))) var json = false
+    @Option(name: .long, help: ArgumentHelp(tr("Rank towns near LAT,LON first (degrees; --near=-33.9,18.4)."))) var near: String?
+    @Option(name: .long, help: ArgumentHelp(tr("At most this many towns (1–100)."))) var limit = 10
+    @Argument(help: ArgumentHelp(tr("The name as typed, in any case, with or without accents (several words are one name).")))
     var name: [String] = []
 
     func validate() throws {

@@ -8,19 +8,16 @@ import QiblaPlatform
 
 @main
 struct Qiblactl: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "qiblactl",
-        abstract: "Ask qiblad for the Qibla, or compute it here.",
-        discussion: """
-            Coordinates are decimal degrees, north and east positive; negative values are written as they are \
-            (qiblactl qibla -33.9 18.4, or after --: qiblactl qibla -- -33.9 18.4).
-
-            Exit statuses (shared with qiblad and qibla-sim):
-            \(ExitStatus.table)
-            """,
-        version: qiblaVersion,
-        subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Claim.self, Sun.self, SetLocation.self, Places.self,
-                      ClearLocation.self, Remind.self])
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "qiblactl",
+            abstract: tr("Ask qiblad for the Qibla, or compute it here."),
+            discussion: paragraphs(
+                tr("Coordinates are decimal degrees, north and east positive; negative values are written as they are (qiblactl qibla -33.9 18.4, or after --: qiblactl qibla -- -33.9 18.4)."),
+                tr("Exit statuses (shared with qiblad and qibla-sim):") + "\n" + ExitStatus.table),
+            version: qiblaVersion,
+            subcommands: [QiblaCommand.self, Status.self, Monitor.self, Waybar.self, Calibrate.self, Claim.self, Sun.self, SetLocation.self, Places.self,
+                          ClearLocation.self, Remind.self]) }
 
     /// The catalogues first (``Words``), then the command line.
     static func main() {
@@ -47,20 +44,14 @@ func printLine(_ message: String) {
 // MARK: qibla (no daemon needed)
 
 struct QiblaCommand: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "qibla",
-        abstract: "Compute the Qibla for a place (no daemon needed).",
-        discussion: """
-        Prints the great-circle bearing (what published tables use), the WGS84 geodesic bearing, \
-        the 16-point compass word, the distance to the Kaaba and today's magnetic declination \
-        (WMM2025). --json prints one object with the keys: latitude, longitude, \
-        great_circle_bearing_deg, geodesic_bearing_deg, compass_point, distance_m, distance_km, \
-        distance_mi, declination_deg, declination_decimal_year, magnetic_zone, undefined_reason \
-        (null, "at-kaaba" or "antipodal"). Undefined values are null.
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "qibla",
+            abstract: tr("Compute the Qibla for a place (no daemon needed)."),
+            discussion: tr("Prints the great-circle bearing (what published tables use), the WGS84 geodesic bearing, the 16-point compass word, the distance to the Kaaba and today's magnetic declination (WMM2025). --json prints one object with the keys: latitude, longitude, great_circle_bearing_deg, geodesic_bearing_deg, compass_point, distance_m, distance_km, distance_mi, declination_deg, declination_decimal_year, magnetic_zone, undefined_reason (null, \"at-kaaba\" or \"antipodal\"). Undefined values are null.")) }
 
-    @Flag(name: .long, help: "Print one JSON object.") var json = false
-    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --).")
+    @Flag(name: .long, help: ArgumentHelp(tr("Print one JSON object."))) var json = false
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp(tr("LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --).")))
     var coordinates: [String] = []
 
     func run() throws {
@@ -117,7 +108,7 @@ struct QiblaCommand: ParsableCommand {
 // MARK: Talking to the daemon
 
 struct BusOptions: ParsableArguments {
-    @Flag(name: .long, help: "Talk to qiblad on the system bus instead of the session bus.") var system = false
+    @Flag(name: .long, help: ArgumentHelp(tr("Talk to qiblad on the system bus instead of the session bus."))) var system = false
 
     var name: String { system ? "system" : "session" }
     var startHint: String { system ? "systemctl start qiblad" : "systemctl --user start qiblad, or qibla-sim demo" }
@@ -188,22 +179,16 @@ enum QibladClient {
 // MARK: status
 
 struct Status: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Print every property of the running qiblad.",
-        discussion: """
-        Heading, MagneticHeading, QiblaRelativeBearing and HeadingError are known only while a \
-        client holds a compass claim. --claim holds one for a moment: it claims the compass, waits \
-        until a heading is known (or --timeout passes, or Ctrl-C; the heading then stays \
-        unknown), prints and releases it, so that a panel module polling this command can show a \
-        heading.
-
-        --json prints one object with every property of the interface, keyed by its D-Bus name: \
-        numbers as numbers, unknown values (NaN, a timestamp of 0, a property not sent) as null.
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: tr("Print every property of the running qiblad."),
+            discussion: paragraphs(
+                tr("Heading, MagneticHeading, QiblaRelativeBearing and HeadingError are known only while a client holds a compass claim. --claim holds one for a moment: it claims the compass, waits until a heading is known (or --timeout passes, or Ctrl-C; the heading then stays unknown), prints and releases it, so that a panel module polling this command can show a heading."),
+                tr("--json prints one object with every property of the interface, keyed by its D-Bus name: numbers as numbers, unknown values (NaN, a timestamp of 0, a property not sent) as null."))) }
     @OptionGroup var bus: BusOptions
-    @Flag(name: .long, help: "Print one JSON object with the D-Bus property names as keys.") var json = false
-    @Flag(name: .long, help: "Claim the compass until a heading is known (or --timeout), print, then release it.") var claim = false
-    @Option(name: .long, help: "With --claim: seconds to wait for a heading (0.1–60).") var timeout: Double = 5
+    @Flag(name: .long, help: ArgumentHelp(tr("Print one JSON object with the D-Bus property names as keys."))) var json = false
+    @Flag(name: .long, help: ArgumentHelp(tr("Claim the compass until a heading is known (or --timeout), print, then release it."))) var claim = false
+    @Option(name: .long, help: ArgumentHelp(tr("With --claim: seconds to wait for a heading (0.1–60)."))) var timeout: Double = 5
 
     func validate() throws {
         guard timeout.isFinite, (0.1...60).contains(timeout) else { throw ValidationError("--timeout takes seconds from 0.1 to 60") }
@@ -309,14 +294,13 @@ struct StatusLine {
 // MARK: set-location / clear-location
 
 struct SetLocation: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "set-location", abstract: "Pin a manual location (used when there is no live fix).",
-        discussion: """
-        LATITUDE LONGITUDE, or the NAME of a town: the first of `qiblactl places NAME` (towns near         qiblad's last known position first), named on stderr with its region and country so a         wrong one shows. Prints the status afterwards; --json as status --json prints it.
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "set-location", abstract: tr("Pin a manual location (used when there is no live fix)."),
+            discussion: tr("LATITUDE LONGITUDE, or the NAME of a town: the first of `qiblactl places NAME` (towns near qiblad's last known position first), named on stderr with its region and country so a wrong one shows. Prints the status afterwards; --json as status --json prints it.")) }
     @OptionGroup var bus: BusOptions
-    @Flag(name: .long, help: "Print the status afterwards as one JSON object (as status --json).") var json = false
-    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --), or a town's NAME.")
+    @Flag(name: .long, help: ArgumentHelp(tr("Print the status afterwards as one JSON object (as status --json)."))) var json = false
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp(tr("LATITUDE LONGITUDE in degrees (north, east; negative numbers as they are, also after --), or a town's NAME.")))
     var coordinates: [String] = []
 
     func run() throws {
@@ -353,11 +337,12 @@ struct SetLocation: ParsableCommand {
 }
 
 struct ClearLocation: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        commandName: "clear-location", abstract: "Forget the manual location.",
-        discussion: "Prints the status afterwards; --json as status --json prints it.")
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            commandName: "clear-location", abstract: tr("Forget the manual location."),
+            discussion: tr("Prints the status afterwards; --json as status --json prints it.")) }
     @OptionGroup var bus: BusOptions
-    @Flag(name: .long, help: "Print the status afterwards as one JSON object (as status --json).") var json = false
+    @Flag(name: .long, help: ArgumentHelp(tr("Print the status afterwards as one JSON object (as status --json)."))) var json = false
 
     func run() throws {
         let connection = try bus.connect()

@@ -14,15 +14,10 @@ import QiblaPlatform
 /// sleeps on one timer until that instant. Nothing wakes it between two times: an unclaimed
 /// qiblad publishes nothing but a new place or the next sun time.
 struct Remind: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "Post a notification at each Qibla-sun time (face the sun; your shadow points to the Qibla).",
-        discussion: """
-        Runs until interrupted, asleep between the times qiblad publishes as NextQiblaSunTime, and \
-        posts each through org.freedesktop.Notifications on the session bus. As a user service: \
-        systemctl --user enable --now qibla-remind.service (and disable --now to stop). A time \
-        is announced once, not before it comes, and not at all when more than a minute late \
-        (the phone was asleep through it).
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: tr("Post a notification at each Qibla-sun time (face the sun; your shadow points to the Qibla)."),
+            discussion: tr("Runs until interrupted, asleep between the times qiblad publishes as NextQiblaSunTime, and posts each through org.freedesktop.Notifications on the session bus. As a user service: systemctl --user enable --now qibla-remind.service (and disable --now to stop). A time is announced once, not before it comes, and not at all when more than a minute late (the phone was asleep through it).")) }
 
     @OptionGroup var bus: BusOptions
 
@@ -125,10 +120,10 @@ struct ReminderSchedule: Equatable {
 
     var describeNext: String { next.map { "\($0.kind) at \($0.time) µs since the epoch" } ?? "none" }
 
-    /// The notification's summary and body.
+    /// The notification's summary and body, in the user's language (``Words``).
     static func words(kind: String) -> (String, String) {
         kind == "sun"
-            ? ("Face the sun now", "The sun stands in the direction of the Qibla.")
-            : ("Your shadow points to the Qibla now", "Stand with the sun behind you and face along your shadow.")
+            ? (tr("Face the sun now"), tr("The sun stands in the direction of the Qibla."))
+            : (tr("Your shadow points to the Qibla now"), tr("Stand with the sun behind you and face along your shadow."))
     }
 }

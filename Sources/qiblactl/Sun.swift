@@ -10,36 +10,23 @@ import QiblaPlatform
 /// Qibla-sun instants and the next Kaaba passage are computed here with QiblaCore (for the place
 /// given, or qiblad's current location); `--check` asks qiblad to compare its needle with the sun.
 struct Sun: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "The sun now, today's Qibla-sun times, the next Kaaba passage; --check tests the compass against the sun.",
-        discussion: """
-        Twice a year the sun stands over the Kaaba, and on most days, at most places, there is a \
-        moment when the sun's azimuth equals the Qibla bearing (face the sun) or its opposite (the \
-        shadow of a vertical stick points to the Qibla). Times are in local time; only moments with \
-        the sun at least 5 degrees high count. Without LATITUDE LONGITUDE the place is qiblad's \
-        current location.
-
-        --check claims the compass and asks qiblad to compare the phone's heading with the sun: \
-        point the top edge of the phone at the sun (or, with --alignment shadow and the phone flat, \
-        along the shadow of a vertical object), hold it still, and the error is printed. --store \
-        keeps it as a correction (undone by qiblactl calibrate --reset).
-
-        --json prints one object: latitude, longitude, date, sun_azimuth_deg, sun_elevation_deg, \
-        qibla_bearing_deg, times (an array of objects: time (ISO 8601, local), unix_us, kind, \
-        elevation_deg, instruction), none_reason (null, at-kaaba, antipodal, sun-too-low, \
-        no-alignment), next_kaaba_passage (time, unix_us, kind); with --check: check_error_deg. \
-        Exit status: 0; 1 no daemon (when needed) or the check was refused; 2 invalid input.
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: tr("The sun now, today's Qibla-sun times, the next Kaaba passage; --check tests the compass against the sun."),
+            discussion: paragraphs(
+                tr("Twice a year the sun stands over the Kaaba, and on most days, at most places, there is a moment when the sun's azimuth equals the Qibla bearing (face the sun) or its opposite (the shadow of a vertical stick points to the Qibla). Times are in local time; only moments with the sun at least 5 degrees high count. Without LATITUDE LONGITUDE the place is qiblad's current location."),
+                tr("--check claims the compass and asks qiblad to compare the phone's heading with the sun: point the top edge of the phone at the sun (or, with --alignment shadow and the phone flat, along the shadow of a vertical object), hold it still, and the error is printed. --store keeps it as a correction (undone by qiblactl calibrate --reset)."),
+                tr("--json prints one object: latitude, longitude, date, sun_azimuth_deg, sun_elevation_deg, qibla_bearing_deg, times (an array of objects: time (ISO 8601, local), unix_us, kind, elevation_deg, instruction), none_reason (null, at-kaaba, antipodal, sun-too-low, no-alignment), next_kaaba_passage (time, unix_us, kind); with --check: check_error_deg. Exit status: 0; 1 no daemon (when needed) or the check was refused; 2 invalid input."))) }
 
     @OptionGroup var bus: BusOptions
-    @Option(name: .long, help: "The local day for the Qibla-sun times, YYYY-MM-DD (default: today).") var date: String?
-    @Flag(name: .long, help: "Print one JSON object.") var json = false
-    @Flag(name: .long, help: "Check the compass against the sun (needs qiblad and a compass).") var check = false
-    @Option(name: .long, help: "With --check: sun (point the top edge at the sun) or shadow (phone flat, along a shadow).")
+    @Option(name: .long, help: ArgumentHelp(tr("The local day for the Qibla-sun times, YYYY-MM-DD (default: today)."))) var date: String?
+    @Flag(name: .long, help: ArgumentHelp(tr("Print one JSON object."))) var json = false
+    @Flag(name: .long, help: ArgumentHelp(tr("Check the compass against the sun (needs qiblad and a compass)."))) var check = false
+    @Option(name: .long, help: ArgumentHelp(tr("With --check: sun (point the top edge at the sun) or shadow (phone flat, along a shadow).")))
     var alignment = "sun"
-    @Flag(name: .long, help: "With --check: keep the error as the heading correction.") var store = false
-    @Option(name: .long, help: "With --check: seconds to hold still before measuring (0–60).") var settle: Double = 5
-    @Argument(parsing: .allUnrecognized, help: "LATITUDE LONGITUDE in degrees (default: qiblad's location).")
+    @Flag(name: .long, help: ArgumentHelp(tr("With --check: keep the error as the heading correction."))) var store = false
+    @Option(name: .long, help: ArgumentHelp(tr("With --check: seconds to hold still before measuring (0–60)."))) var settle: Double = 5
+    @Argument(parsing: .allUnrecognized, help: ArgumentHelp(tr("LATITUDE LONGITUDE in degrees (default: qiblad's location).")))
     var coordinates: [String] = []
 
     func validate() throws {

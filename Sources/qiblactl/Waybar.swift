@@ -8,32 +8,19 @@ import QiblaPlatform
 /// `qiblactl waybar`: a panel module that keeps running — waybar's custom-module JSON, or plain
 /// text lines for i3blocks (`interval=persist`) and yambar — claiming the compass while it runs.
 struct Waybar: ParsableCommand {
-    static let configuration = CommandConfiguration(
-        abstract: "A panel module: one JSON line per change for waybar (or text for i3blocks), claiming the compass.",
-        discussion: """
-        Prints waybar's custom-module protocol (return-type json): one object per line with text, \
-        alt, tooltip, class and percentage, printed again only when it changes. class is \
-        no-qiblad (qiblad is away; the module waits for it), no-compass, or the compass accuracy: \
-        unknown, unreliable, low, medium, high. percentage is how well the device faces the \
-        Qibla: 100 facing it, 0 facing away or unknown. alt is the same as class.
-
-        --format sets the text while a heading is known, --format-no-heading while it is not. \
-        Placeholders: {icon} (🕋, or Q with --ascii), {needle} (an arrow towards the Qibla from \
-        the device's top edge: ↑ ↗ → ↘ ↓ ↙ ← ↖), {rotate} (↻ turn right, ↺ turn left, • facing \
-        it; with --ascii > < =), {turn} (whole degrees to turn, no sign), {turn_signed} (positive \
-        = right), {deg} (°, nothing with --ascii), {qibla} (the Qibla bearing, whole degrees), \
-        {point} (its 16-point compass word), {heading}, {accuracy}, {error} (one-sigma degrees), \
-        {distance_km}, {source}. An unknown value prints as ?.
-
-        --plain prints only the text, one line per change, for i3blocks (interval=persist) or any \
-        script reading lines. Examples: examples/waybar-config.jsonc, examples/i3blocks.conf.
-        """)
+    static var configuration: CommandConfiguration {
+        CommandConfiguration(
+            abstract: tr("A panel module: one JSON line per change for waybar (or text for i3blocks), claiming the compass."),
+            discussion: paragraphs(
+                tr("Prints waybar's custom-module protocol (return-type json): one object per line with text, alt, tooltip, class and percentage, printed again only when it changes. class is no-qiblad (qiblad is away; the module waits for it), no-compass, or the compass accuracy: unknown, unreliable, low, medium, high. percentage is how well the device faces the Qibla: 100 facing it, 0 facing away or unknown. alt is the same as class."),
+                tr("--format sets the text while a heading is known, --format-no-heading while it is not. Placeholders: {icon} (🕋, or Q with --ascii), {needle} (an arrow towards the Qibla from the device's top edge: ↑ ↗ → ↘ ↓ ↙ ← ↖), {rotate} (↻ turn right, ↺ turn left, • facing it; with --ascii > < =), {turn} (whole degrees to turn, no sign), {turn_signed} (positive = right), {deg} (°, nothing with --ascii), {qibla} (the Qibla bearing, whole degrees), {point} (its 16-point compass word), {heading}, {accuracy}, {error} (one-sigma degrees), {distance_km}, {source}. An unknown value prints as ?."),
+                tr("--plain prints only the text, one line per change, for i3blocks (interval=persist) or any script reading lines. Examples: examples/waybar-config.jsonc, examples/i3blocks.conf."))) }
 
     @OptionGroup var bus: BusOptions
-    @Option(name: .long, help: "The text while a heading is known.") var format = "{icon} {rotate} {turn}{deg}"
-    @Option(name: .long, help: "The text while no heading is known.") var formatNoHeading = "{icon} {qibla}{deg} {point}"
-    @Flag(name: .long, help: "ASCII only: Q for the Kaaba, > < = for the turn, no degree sign.") var ascii = false
-    @Flag(name: .long, help: "Print only the text, one line per change (i3blocks, yambar, scripts).") var plain = false
+    @Option(name: .long, help: ArgumentHelp(tr("The text while a heading is known."))) var format = "{icon} {rotate} {turn}{deg}"
+    @Option(name: .long, help: ArgumentHelp(tr("The text while no heading is known."))) var formatNoHeading = "{icon} {qibla}{deg} {point}"
+    @Flag(name: .long, help: ArgumentHelp(tr("ASCII only: Q for the Kaaba, > < = for the turn, no degree sign."))) var ascii = false
+    @Flag(name: .long, help: ArgumentHelp(tr("Print only the text, one line per change (i3blocks, yambar, scripts)."))) var plain = false
 
     func run() throws {
         var last = ""

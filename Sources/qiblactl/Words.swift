@@ -2,9 +2,15 @@
 import QiblaCore
 import QiblaPlatform
 
-/// qiblactl's words for people (the lines of `qibla`, `status`, `set-location`, `places`), in the
-/// user's language where its catalogue (`po/qiblactl/`, gettext domain "qiblactl") has them.
-/// JSON, the help texts and the other commands' lines stay English: scripts read them.
+/// qiblactl's words for people, in the user's language where its catalogue (`po/`, gettext domain
+/// "qiblactl") has them: the lines of `qibla`, `status`, `set-location`, `places`, `calibrate`'s
+/// guidance and result, `remind`'s notifications, and the help (every command's abstract and
+/// discussion, every option's help: the configurations are computed, so they are built after
+/// ``setUp()``).
+///
+/// English and stable, because scripts read them: JSON, `monitor`'s and `waybar`'s output, the
+/// exit-status table, the messages on stderr. swift-argument-parser's own words (OVERVIEW, USAGE,
+/// "Show help information.") stay English too.
 enum Words {
     static let domain = "qiblactl"
 
@@ -61,3 +67,7 @@ func pointName(forBearing degrees: Double) -> String {
     case let other: other
     }
 }
+
+/// Paragraphs of a help text, each translated on its own, one blank line apart (as the English
+/// discussion was written).
+func paragraphs(_ texts: String...) -> String { texts.joined(separator: "\n\n") }

@@ -59,18 +59,52 @@ import TestSupport
         }
     }
 
+    /// A locale directory with `languages` compiled from po/ (msgfmt), as `make install` lays it out.
+    static func compiledCatalogues(_ languages: [String]) throws -> TemporaryDirectory {
+        let directory = try TemporaryDirectory(prefix: "qiblactl-locale")
+        for language in languages {
+            try FileManager.default.createDirectory(atPath: directory.path + "/\(language)/LC_MESSAGES", withIntermediateDirectories: true)
+            let compiled = try run("msgfmt", ["-o", directory.path + "/\(language)/LC_MESSAGES/qiblactl.mo", path("po/\(language).po")])
+            #expect(compiled.status == 0, "\(compiled.stderr)")
+        }
+        return directory
+    }
+
     /// `qiblactl qibla` in Arabic from the compiled catalogue; JSON stays English.
     @Test func qiblaInArabic() throws {
-        let directory = try TemporaryDirectory(prefix: "qiblactl-locale")
+        let directory = try Self.compiledCatalogues(["ar"])
         defer { directory.remove() }
-        try FileManager.default.createDirectory(atPath: directory.path + "/ar/LC_MESSAGES", withIntermediateDirectories: true)
-        let compiled = try run("msgfmt", ["-o", directory.path + "/ar/LC_MESSAGES/qiblactl.mo", Self.path("po/ar.po")])
-        #expect(compiled.status == 0, "\(compiled.stderr)")
         let environment = ["LANGUAGE": "ar", "LC_ALL": "C.UTF-8", "QIBLACTL_LOCALEDIR": directory.path]
         let r = try run(product("qiblactl").path, ["qibla", "51.5074", "-0.1278"], environment: environment)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("القبلة من 51.5074، -0.1278:") && r.stdout.contains("ق ج ق"), "\(r.stdout)")
         let json = try run(product("qiblactl").path, ["qibla", "51.5074", "-0.1278", "--json"], environment: environment)
         #expect(json.stdout.contains("\"compass_point\": \"ESE\""), "\(json.stdout)")
+    }
+
+    /// The help texts (swift-argument-parser's, built after the catalogues are bound) in a
+    /// right-to-left and a left-to-right language: the command's abstract, a subcommand's
+    /// discussion and an option's help; English without a language.
+    @Test(arguments: [
+        ("ar", "اسأل qiblad عن القبلة، أو احسبها هنا.", "مرتين في السنة تتعامد الشمس على الكعبة", "مع --check: الاحتفاظ بالخطأ تصحيحًا للاتجاه."),
+        ("tr", "Kıbleyi qiblad'a sor ya da burada hesapla.", "Yılda iki kez güneş tam Kâbe'nin üzerinde durur", "--check ile: hatayı yön düzeltmesi olarak sakla."),
+    ])
+    func helpInALanguage(_ language: String, abstract: String, discussion: String, storeHelp: String) throws {
+        let directory = try Self.compiledCatalogues([language])
+        defer { directory.remove() }
+        // The help wraps long lines: compare with the line breaks and indentation taken out.
+        func help(_ arguments: [String], language: String) throws -> String {
+            let r = try run(product("qiblactl").path, arguments,
+                            environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8", "QIBLACTL_LOCALEDIR": directory.path])
+            #expect(r.status == 0, "\(r.stderr)")
+            return r.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
+        }
+        let top = try help(["--help"], language: language)
+        #expect(top.contains(abstract) && !top.contains("Ask qiblad for the Qibla"), "\(top)")
+        let sun = try help(["sun", "--help"], language: language)
+        #expect(sun.contains(discussion) && sun.contains(storeHelp) && !sun.contains("keep the error as the heading correction"), "\(sun)")
+        let english = try help(["sun", "--help"], language: "")
+        #expect(english.contains("Twice a year the sun stands over the Kaaba") && english.contains("With --check: keep the error as the heading correction."),
+                "\(english)")
     }
 }

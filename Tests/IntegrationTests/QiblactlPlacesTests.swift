@@ -37,7 +37,8 @@ import TestSupport
     }
 
     /// The user's language: names from libgeonames' catalogue, searched in its script too.
-    @Test(arguments: [("ar", "makkah", "مكة المكرمة"), ("ar", "مكة", "مكة المكرمة"), ("ru", "Стамбул", "Стамбул"), ("tr", "istanbul", "İstanbul")])
+    @Test(arguments: [("ar", "makkah", "مكة المكرمة"), ("ar", "مكة", "مكة المكرمة"), ("ru", "Стамбул", "Стамбул"), ("tr", "istanbul", "İstanbul"),
+                      ("ur", "لاہور", "لاھور"), ("ur", "لاھور", "لاھور")])
     func namesInTheUsersLanguage(language: String, query: String, name: String) throws {
         let r = try run(product("qiblactl").path, ["places", "--limit", "1", query], environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8"])
         #expect(r.status == 0, "\(r.stderr)")

@@ -41,6 +41,7 @@ private let places = WellKnownNames.adding(to: [
         ("Saint-Étienne", "saint etienne"), ("  Cape   Town ", "cape town"), ("e\u{301}", "e"), ("Ærøskøbing", "aeroskobing"),
         ("Ta'if", "ta if"), ("Kazan’", "kazan"), ("Москва", "москва"), ("Королёв", "королев"),
         ("مكة", "مكه"), ("مکہ", "مكه"), ("مکه", "مكه"), ("مِـنْـطَـقَـة", "منطقه"), ("إسطنبول", "اسطنبول"), ("مدینہ", "مدينه"),
+        ("لاہور", "لاهور"), ("لاھور", "لاهور"), ("کراچی", "كراچي"), ("پاکستان", "پاكستان"),
     ])
     func foldsLikeAPersonTypes(text: String, folded: String) {
         #expect(SearchText.folded(text) == folded)
