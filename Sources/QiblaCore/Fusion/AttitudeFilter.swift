@@ -227,8 +227,8 @@ public struct AttitudeFilter: Sendable {
         /// few percent and tenths of a degree; a magnet rarely does.
         public var yawRecoveryInclinationDegrees = 2.5
         /// Without an expected field, a disagreement lasting this long becomes the new learned
-        /// reference (a new place, a car), seconds (default 20).
-        public var relearnReferenceSeconds = 20.0
+        /// reference (a new place, a car, a building's steel), seconds (default 10; 20 before BROAD: 3.14° / 4.67° → 3.03° / 4.59°).
+        public var relearnReferenceSeconds = 10.0
         /// After a new magnetometer correction the reference's strength and dip are relearned for
         /// this long, with a third of it as their time constant, and no sample is held off for
         /// disagreeing with them, seconds (default 1).
