@@ -286,7 +286,12 @@ public enum PlaceIndexArchive {
             v3 = round(v3, bytes.loadLittleEndianU64(at: i + 16)); v4 = round(v4, bytes.loadLittleEndianU64(at: i + 24))
             i += 32
         }
-        var h = ((v1 << 1) | (v1 >> 63)) &+ ((v2 << 7) | (v2 >> 57)) &+ ((v3 << 12) | (v3 >> 52)) &+ ((v4 << 18) | (v4 >> 46))
+        // Four rotations summed in steps (one expression was too much for Swift 6.0's type checker).
+        let r1: UInt64 = (v1 << 1) | (v1 >> 63), r2: UInt64 = (v2 << 7) | (v2 >> 57)
+        let r3: UInt64 = (v3 << 12) | (v3 >> 52), r4: UInt64 = (v4 << 18) | (v4 >> 46)
+        var h: UInt64 = r1 &+ r2
+        h = h &+ r3
+        h = h &+ r4
         h = h &+ UInt64(n)
         while i < n {
             h = (h ^ (UInt64(bytes[i]) &* p3)) &* p1
