@@ -158,15 +158,12 @@ public struct AttitudeFilter: Sendable {
         /// magnetic disturbance rejection", Information Fusion 91:187–204, 2023, §3.2, implemented
         /// from the paper) — with this time constant, seconds (default 3)…
         public var accelerometerLowPassSeconds = 3.0
-        /// …and this noise per sample, m/s² (default 1: the measurement is correlated over the
+        /// …and this noise per sample, m/s² (default 3: the measurement is correlated over the
         /// time constant).
         public var lowPassedGravityNoiseMetresPerSecondSquared = 3.0
         /// The low-passed gravity also competes with each raw sample, with this floor of its noise,
         /// m/s² (default 0.75; 0 turns it off): see ``lowPassedGravityNoise(time:)``.
         public var lowPassedGravityFloorMetresPerSecondSquared = 0.75
-        /// Share of the low-passed gravity's noise kept as a floor of the tilt's variance after
-        /// its update (default 0.25).
-        public var lowPassedGravityCovarianceFloor = 0.0
         /// …and only while the recent rate (|ω − b| averaged over τ) is below this, rad/s (default 1
         /// ≈ 57°/s: in a violent motion its noise model was too hopeful, BROAD trial 21).
         public var lowPassedGravityMaximumRateRadiansPerSecond = 1.0
@@ -585,12 +582,6 @@ public struct AttitudeFilter: Sendable {
         guard noise.isFinite else { return }
         lowPassedGravityUpdateCount += 1
         measureGravity(direction: direction, noise: noise, learnsBias: false)
-        // Its error is correlated over the time constant, so repeating it every sample does not
-        // make the tilt more certain than the low-pass itself: the tilt's variance keeps a floor
-        // of its noise (times ``Configuration/lowPassedGravityCovarianceFloor``).
-        let floor = noise * configuration.lowPassedGravityCovarianceFloor
-        let addX = max(0, floor - ptt.row0.x), addY = max(0, floor - ptt.row1.y)
-        if addX > 0 || addY > 0 { ptt = ptt + Matrix3(addX, 0, 0, 0, addY, 0, 0, 0, 0) }
     }
 
     /// Noise of the low-passed gravity's direction, rad² (nil when there is none): a floor
