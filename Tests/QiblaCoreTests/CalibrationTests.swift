@@ -57,3 +57,19 @@ struct SeededGenerator: RandomNumberGenerator {
         #expect(abs(e.values.x * e.values.y * e.values.z - m.determinant) < 1e-10)
     }
 }
+
+/// A rejection's text is logged by the daemon while it calibrates: values not known yet (the
+/// first passing estimate is `.notSettled(differenceDegrees: .infinity)`) are said, not converted
+/// to integers (which traps).
+@Suite struct CalibrationRejectionTextTests {
+    @Test func valuesNotKnownYetAreSaid() {
+        #expect(CalibrationRejection.notSettled(differenceDegrees: .infinity).description
+            == "the estimate waits for a second one to confirm it")
+        #expect(CalibrationRejection.notSettled(differenceDegrees: 2.345).description.contains("2.3°"))
+        let uncertain = CalibrationRejection.headingUncertain(sigmaDegrees: .nan, tiltDegrees: .infinity, tiltAzimuthDegrees: -.infinity)
+        #expect(uncertain.description == "the heading is still uncertain by unknown° at ∞° of tilt towards −∞°")
+        #expect(CalibrationRejection.tooLittleMotion(seconds: 1e300).description == "only ∞ s of motion")
+        #expect(CalibrationRejection.residualTooLarge(residualMicrotesla: 1.26, limitMicrotesla: 1).description
+            == "residual 1.3 µT above 1.0 µT")
+    }
+}

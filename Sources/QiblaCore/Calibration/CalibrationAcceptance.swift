@@ -26,19 +26,27 @@ public enum CalibrationRejection: Sendable, Equatable, CustomStringConvertible {
     case notSettled(differenceDegrees: Double)
 
     public var description: String {
-        func f(_ x: Double) -> String { String(Double(Int((x * 10).rounded())) / 10) }
+        // One decimal; a value not yet known (the first passing estimate has nothing to be
+        // compared with: `.notSettled(differenceDegrees: .infinity)`) is said, not converted.
+        func f(_ x: Double) -> String {
+            guard x.isFinite, abs(x) < 1e12 else { return x.isNaN ? "unknown" : x > 0 ? "∞" : "−∞" }
+            return String(Double(Int((x * 10).rounded())) / 10)
+        }
+        func whole(_ x: Double) -> String { x.isFinite && abs(x) < 1e12 ? String(Int(x.rounded())) : f(x) }
         switch self {
         case .tooFewSamples(let n): return "only \(n) distinct samples"
         case .tooLittleMotion(let s): return "only \(f(s)) s of motion"
         case .fitFailed: return "no calibration fits the samples"
         case .headingUncertain(let sigma, let tilt, let azimuth):
             return tilt == 0 ? "the heading is still uncertain by \(f(sigma))° when flat"
-                : "the heading is still uncertain by \(f(sigma))° at \(Int(tilt))° of tilt towards \(Int(azimuth))°"
+                : "the heading is still uncertain by \(f(sigma))° at \(whole(tilt))° of tilt towards \(whole(azimuth))°"
         case .eigenvalueSpreadTooLarge(let s): return "soft-iron eigenvalue spread \(f(s)) is too large"
         case .fieldOutOfRange(let v, let r): return "fitted field \(f(v)) µT outside \(f(r.lowerBound))…\(f(r.upperBound)) µT"
         case .dipOutOfRange(let v, let e): return "fitted dip \(f(v))° differs from the expected \(f(e))°"
         case .residualTooLarge(let r, let l): return "residual \(f(r)) µT above \(f(l)) µT"
-        case .notSettled(let d): return "the estimate still moves (headings \(f(d))° apart from the last one)"
+        case .notSettled(let d):
+            return d.isFinite ? "the estimate still moves (headings \(f(d))° apart from the last one)"
+                : "the estimate waits for a second one to confirm it"
         }
     }
 }
