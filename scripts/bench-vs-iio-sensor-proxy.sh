@@ -10,6 +10,8 @@
 #   BENCH_SETTINGS="still stillfull" BENCH_OUTPUT=/dev/null ...        (only those settings; print only)
 #   BENCH_SETTINGS="defaultstill defaultfirst" ...                     (as installed, still: from 5 s after the claim,
 #                                                                       and from the claim's reply: issue 37)
+#   BENCH_TRACE=1 BENCH_KEEP=1 ...                                    (each thread's on-CPU time every 0.1 s,
+#                                                                       trace-SETTING-ROUND.txt in the kept logs)
 #   BENCH_REST_RATE=4 ...                                              (the still setting's rest-sample-rate;
 #                                                                       default: qiblad's default)
 #
@@ -240,7 +242,15 @@ run_setting() {  # name sample-rate rest-sample-rate [settling seconds after the
         fi
         pn0=$(oncpu_ns "$proxy_pid"); qn0=$(oncpu_ns "$qiblad_pid"); pw0=$(switches "$proxy_pid"); qw0=$(switches "$qiblad_pid")
         qs0=$(sampler_voluntary "$qiblad_pid"); t0=$(date +%s%N)
+        local trace_pid=
+        if [[ -n ${BENCH_TRACE:-} ]]; then
+            # Where the window's CPU goes: every 0.1 s, each thread of both daemons (name, on-CPU ns,
+            # voluntary switches), for BENCH_KEEP's logs (scripts/lib/bench-common.sh: trace_threads).
+            trace_threads "$work/trace-$name-$round.txt" "$seconds" "$qiblad_pid" "$proxy_pid" &
+            trace_pid=$!
+        fi
         sleep "$seconds"
+        [[ -n $trace_pid ]] && wait "$trace_pid"
         pn1=$(oncpu_ns "$proxy_pid"); qn1=$(oncpu_ns "$qiblad_pid"); pw1=$(switches "$proxy_pid"); qw1=$(switches "$qiblad_pid")
         qs1=$(sampler_voluntary "$qiblad_pid"); t1=$(date +%s%N)
         s=$(awk -v d=$((t1 - t0)) 'BEGIN { printf "%.3f", d / 1e9 }')

@@ -51,7 +51,7 @@ public struct SensorReplay: Sendable {
                 unixSecondsAtStart: Double, hasGyroscope: Bool, rest: RestDetector.Configuration = RestDetector.Configuration(),
                 restSampleRateHertz: Double? = 2) {
         model = DaemonModel(configuration: configuration)
-        detector = RestDetector(configuration: rest)
+        detector = RestDetector(configuration: rest.forPhone(hasGyroscope: hasGyroscope))
         self.restSampleRateHertz = restSampleRateHertz.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }
         self.unixSecondsAtStart = unixSecondsAtStart
         if let position {

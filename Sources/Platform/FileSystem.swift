@@ -7,7 +7,9 @@ import SystemPackage
 public enum FileSystem {
     /// Reads a whole file (`open(2)` + `read(2)`), or nil when it does not exist (`ENOENT`).
     /// - Throws: `Errno.fileTooLarge` beyond `limit` bytes, any other `Errno` of open or read.
-    public static func readFile(_ path: String, limit: Int = 1 << 20) throws(Errno) -> [UInt8]? {
+    /// `chunkBytes`: bytes asked of each `read(2)` (a larger one reads a generated `/proc` file in
+    /// fewer calls).
+    public static func readFile(_ path: String, limit: Int = 1 << 20, chunkBytes: Int = 4096) throws(Errno) -> [UInt8]? {
         let fd: FileDescriptor
         do {
             fd = try open(path, .readOnly)
@@ -17,7 +19,7 @@ public enum FileSystem {
         }
         defer { try? fd.close() }
         var bytes: [UInt8] = []
-        var chunk = [UInt8](repeating: 0, count: 4096)
+        var chunk = [UInt8](repeating: 0, count: max(1, chunkBytes))
         while true {
             let n = try errno { try chunk.withUnsafeMutableBytes { try fd.read(into: $0) } }
             if n == 0 { break }
@@ -129,6 +131,32 @@ public enum FileSystem {
 
     /// Whether `path` exists, following symbolic links (`access(2)` `F_OK`).
     public static func exists(_ path: String) -> Bool { Syscalls.isAccessible(path, writable: false) }
+
+    /// A path whose existence is checked often (a polled sensor's, once a second): its first part,
+    /// a directory, opened once (`O_PATH`), the rest looked up relative to it (`faccessat(2)`), a
+    /// walk of a component or two instead of the whole path each time (issue 37: under umockdev's
+    /// preload an `access(2)` of a `/sys` path was a third of a resting claim's CPU). A directory
+    /// that cannot be opened leaves the whole path checked each time (`access(2)`).
+    public final class PresenceCheck: Sendable {
+        /// The whole path, for messages.
+        public let path: String
+        private let relativePath: String
+        private let directory: Int32
+
+        /// `directory`/`relativePath` (`relativePath` without a leading `/`).
+        public init(directory: String, relativePath: String) {
+            path = directory + "/" + relativePath
+            self.relativePath = relativePath
+            self.directory = Syscalls.openDirectoryForLookups(directory)
+        }
+
+        deinit { if directory >= 0 { Syscalls.closeIgnoringErrors(directory) } }
+
+        /// Whether the path exists now (following symbolic links).
+        public var exists: Bool {
+            directory >= 0 ? Syscalls.exists(relativePath, relativeTo: directory) : FileSystem.exists(path)
+        }
+    }
 
     /// Whether `path` exists as a name, even as a dangling symbolic link (`lstat(2)`).
     public static func existsWithoutFollowingLinks(_ path: String) -> Bool { Syscalls.existsNotFollowingLinks(path) }

@@ -50,6 +50,16 @@ final class CodePageTrimmer {
         }
     }
 
+    /// The phone began a rest: the heading path's pages go back at the end of this loop
+    /// iteration, or with the claim's own trim (``settleAfterClaim``) when that is still to come
+    /// (issue 37: a rest 1 s into a claim would otherwise trim before the claim's start had
+    /// settled — the position sources' first answers map libdbus and the log's path again — and
+    /// cancel the trim that would have taken those too).
+    func trimAtRest() {
+        guard token == nil else { return }
+        trimAfterPendingWork()
+    }
+
     /// ``settleAfterIdleCall`` after the last call of a burst handled while unclaimed (each call
     /// moves the one timer on); `done` runs after the trim (the wiring's debug line).
     func trimAfterIdleCalls(done: @escaping () -> Void) {

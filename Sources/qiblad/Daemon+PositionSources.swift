@@ -74,6 +74,9 @@ extension Daemon {
     func leaveGeoClue(_ state: LiveSourceState) -> String {
         geoclue?.stop()
         geoclue = nil
+        // Its wait has nothing left to report: no wakeup 5 s into the claim (issue 37).
+        if let token = geoclueWaitToken { loop.cancel(token) }
+        geoclueWaitToken = nil
         sourceState(.geoclue, state)
         return gpsd != nil ? "using gpsd" : "no live position (manual or last known location only)"
     }

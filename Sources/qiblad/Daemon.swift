@@ -301,8 +301,11 @@ final class Daemon: @unchecked Sendable {
         case .resting(let resting):
             // At rest only the sensors' reads run; the pages the heading's path needed go back
             // (they come back with the first sample that moves).
-            logger.debug(resting ? "the phone rests: reading the sensors at the rest rate" : "the phone moves: full rate")
-            if resting { codePages.trimAfterPendingWork() }
+            // The periods read since the sensors started (polling): how soon a claim's first rest
+            // came (RestingTests).
+            let periods = sensors?.polledPeriods ?? 0
+            logger.debug(resting ? "the phone rests after \(periods) periods read: reading the sensors at the rest rate" : "the phone moves: full rate")
+            if resting { codePages.trimAtRest() }
             return
         case .samples(let samples):
             let previousRejection = model.compass.lastRejection

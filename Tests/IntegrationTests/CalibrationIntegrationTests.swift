@@ -92,7 +92,10 @@ import TestSupport
         #expect(zip(progress, progress.dropFirst()).allSatisfy { $0 <= $1 + 1e-12 }, "progress is monotone: \(progress)")
         #expect((progress.last ?? 0) > 0.5)
         #expect(calibrate.wait(timeout: 10) == 0, "qiblactl calibrate: \(calibrate.standardOutput) \(calibrate.standardError)")
-        #expect(calibrate.standardOutput.contains("calibration 10 %"), "\(calibrate.standardOutput)")
+        // Progress is shown on the way, not only at the end. Which decile comes first depends on
+        // when the figure-8 starts: begun after the phone came to rest (1 s without a gyroscope,
+        // issue 37) its first moves are read at the rest rate, and the first line was 30 %.
+        #expect((1...9).contains { calibrate.standardOutput.contains("calibration \($0 * 10) %") }, "\(calibrate.standardOutput)")
         #expect(calibrate.standardOutput.contains("Calibrated in"), "\(calibrate.standardOutput)")
         #expect(abs(try q.double("HardIronOffsetMagnitude") - Self.libremHardIron.length) < 3)
         #expect(try q.double("CalibrationResidual") < 1.5)

@@ -68,6 +68,26 @@ import TestSupport
         #expect(moving > resting * 1.5, "moving: \(moving)/s, resting: \(resting)/s")
     }
 
+    /// Issue 37: a phone without a gyroscope has nothing to learn from a long still stretch, so a
+    /// still claim rests after one second of samples instead of two. A second at 20 Hz is 21
+    /// periods; up to 30 leaves room for a first read that does not count (a device's first
+    /// answer), the second measured from the accelerometer's first sample, and a rest period the
+    /// loop may see begin while it logs. A slow machine reads fewer, never more: the detector
+    /// counts sample time, and a late period is not made up. The 2 s rule read 41 or more. The
+    /// heading at rest is still the right one.
+    @Test func aPhoneWithoutAGyroscopeRestsAfterASecondOfReads() throws {
+        let rig = try Self.rig()
+        let q = rig.daemon
+        #expect(waitUntil(timeout: 15) { q.log.contains("the phone rests after ") }, "\(q.log)")
+        let line = try #require(q.log.components(separatedBy: "\n").first { $0.contains("the phone rests after ") })
+        let periods = try #require(line.components(separatedBy: "the phone rests after ").last?
+            .split(separator: " ").first.flatMap { Int($0) }, "\(line)")
+        print("resting: a still claim on a phone without a gyroscope rested after \(periods) periods read at 20 Hz")
+        #expect(periods >= 1 && periods <= 30, "\(periods) periods before the rest")
+        #expect(waitUntil(timeout: 15) { (try? q.double("Heading"))?.isFinite == true })
+        #expect(abs(Angle.normalized180(try q.double("Heading") - 30)) < 2, "the heading at rest stays right")
+    }
+
     /// Issue 37: the PinePhone Pro's MPU-6500 has the kernel's wake-on-motion event (inv_mpu6050,
     /// chips from the MPU-6500 on). A rest waits on it with no reads at all — the daemon does not
     /// wake while the phone lies still — and the hand's push that turns the phone ends the rest

@@ -65,6 +65,26 @@ import Testing
         #expect(Double(wakes) / 40 <= 1.5, "false wakes a minute")
     }
 
+    /// Issue 37: without a gyroscope (nothing to learn from a still stretch) a rest begins after
+    /// a second; with one, after the 2 s its bias is learned in.
+    @Test func aPhoneWithoutAGyroscopeRestsAfterASecond() {
+        let configuration = RestDetector.Configuration()
+        #expect(configuration.forPhone(hasGyroscope: true) == configuration)
+        #expect(configuration.forPhone(hasGyroscope: false).restAfterSeconds == 1)
+        var longer = configuration
+        longer.restAfterSeconds = 0.3
+        #expect(longer.forPhone(hasGyroscope: false).restAfterSeconds == 0.3, "never later than configured")
+        for seed in UInt64(1)...20 {
+            var without = RestDetector(configuration: configuration.forPhone(hasGyroscope: false))
+            var with = RestDetector(configuration: configuration.forPhone(hasGyroscope: true))
+            var still = Still(rng: SeededGenerator(seed: seed)), same = Still(rng: SeededGenerator(seed: seed))
+            let restWithout = Self.run(&without, &still, from: 0, seconds: 6).restAt
+            let restWith = Self.run(&with, &same, from: 0, seconds: 6).restAt
+            #expect(restWithout.map { $0 >= 1 && $0 < 2 } == true, "seed \(seed): rest at \(String(describing: restWithout))")
+            #expect(restWith.map { $0 >= 2 } == true, "seed \(seed): rest at \(String(describing: restWith))")
+        }
+    }
+
     @Test func motionEndsTheRestAtTheFirstSample() {
         var still = Still(rng: SeededGenerator(seed: 7))
         // A 3° tilt (the accelerometer moves by g·sin 3° ≈ 0.51 m/s²).

@@ -30,7 +30,9 @@ import TestSupport
     @Test func runsCoverOnlyMappedPageCachePages() {
         let c = Self.clean, w = Self.copied, a = Self.absent
         #expect(MappedFilePages.cleanRuns([Entry]()) == [])
-        #expect(MappedFilePages.cleanRuns([c, c, w, c, a, a, c, c, c]) == [0..<2, 3..<4, 6..<9])
+        #expect(MappedFilePages.cleanRuns([c, c, w, c, a, a, c, c, c]) == [0..<2, 3..<9], "unmapped pages join a run")
+        #expect(MappedFilePages.cleanRuns([a, c, a, a]) == [1..<2], "and neither start nor end one")
+        #expect(MappedFilePages.cleanRuns([c, Entry(rawValue: Self.swapped), c]) == [0..<1, 2..<3], "a swapped page breaks one")
         #expect(MappedFilePages.cleanRuns([w, a, w]) == [])
         #expect(MappedFilePages.cleanRuns([c, c, c]) == [0..<3])
     }

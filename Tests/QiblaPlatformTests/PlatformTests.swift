@@ -142,6 +142,29 @@ import TestSupport
         #expect(throws: Errno.noSuchFileOrDirectory) { try FileSystem.unlink(path + ".old") }
     }
 
+    /// Issue 37: a sensor's presence, looked up relative to its devices' directory: a device
+    /// directory linked as sysfs links them, moved away and back, and a directory that cannot be
+    /// opened (the whole path is checked then).
+    @Test func aPresenceCheckFollowsTheDeviceAwayAndBack() throws {
+        let dir = try TemporaryDirectory(prefix: "qibla-platform"); defer { dir.remove() }
+        try FileSystem.createDirectories(dir.path + "/devices/platform/magn/iio:device1")
+        try FileSystem.createDirectories(dir.path + "/bus/iio/devices")
+        try FileSystem.writeFileAtomically(dir.path + "/devices/platform/magn/iio:device1/name", Array("lis3mdl\n".utf8))
+        try FileManager.default.createSymbolicLink(atPath: dir.path + "/bus/iio/devices/iio:device1",
+                                                   withDestinationPath: "../../../devices/platform/magn/iio:device1")
+        let presence = FileSystem.PresenceCheck(directory: dir.path + "/bus/iio/devices", relativePath: "iio:device1/name")
+        #expect(presence.path == dir.path + "/bus/iio/devices/iio:device1/name")
+        #expect(presence.exists)
+        try FileSystem.rename(dir.path + "/devices/platform/magn", dir.path + "/devices/platform/away")
+        #expect(!presence.exists, "the link dangles")
+        try FileSystem.rename(dir.path + "/devices/platform/away", dir.path + "/devices/platform/magn")
+        #expect(presence.exists)
+        let missing = FileSystem.PresenceCheck(directory: dir.path + "/nowhere", relativePath: "iio:device1/name")
+        #expect(!missing.exists)
+        let whole = FileSystem.PresenceCheck(directory: dir.path + "/nowhere/..", relativePath: "bus/iio/devices/iio:device1/name")
+        #expect(!whole.exists, "a directory that cannot be opened: the whole path, which goes through it")
+    }
+
     @Test func recursiveRemoveDeletesTheTreeButNotWhatALinkPointsTo() throws {
         let outside = try TemporaryDirectory(prefix: "qibla-platform-outside"); defer { outside.remove() }
         try outside.write("keep", to: "precious")

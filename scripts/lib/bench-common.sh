@@ -94,3 +94,25 @@ write_marked_section() {
     fi
     echo "updated $output" >&2
 }
+
+# trace_threads FILE SECONDS PID...: every 0.1 s for SECONDS, one line per thread of each PID:
+# milliseconds since the start, pid, tid, on-CPU ns (schedstat field 1), voluntary switches, name.
+# Where a window's CPU goes, thread by thread and moment by moment (issue 37).
+trace_threads() {
+    local file=$1 seconds=$2 t0 now; shift 2
+    t0=$(date +%s%N)
+    : >"$file"
+    while :; do
+        now=$(date +%s%N)
+        (((now - t0) / 1000000 > seconds * 1000)) && break
+        for pid in "$@"; do
+            for task in /proc/"$pid"/task/*; do
+                printf '%d %s %s %s %s %s\n' $(((now - t0) / 1000000)) "$pid" "${task##*/}" \
+                    "$(cut -d' ' -f1 "$task/schedstat" 2>/dev/null)" \
+                    "$(awk '/^voluntary_ctxt_switches:/ { print $2 }' "$task/status" 2>/dev/null)" \
+                    "$(tr ' ' _ <"$task/comm" 2>/dev/null)"
+            done
+        done >>"$file"
+        sleep 0.1
+    done
+}

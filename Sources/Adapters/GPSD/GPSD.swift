@@ -312,7 +312,8 @@ public final class GPSDPositionSource {
         statistics.probesRefused += 1
         lastProbeError = "no address"
         let absent = !hasListenedSinceStart
-        connectFailed(reason: lastError, pagesTouched: absent && statistics.probesRefused > probesRefusedAtStart + 1, absent: absent)
+        connectFailed(reason: lastError, pagesTouched: absent && statistics.probesRefused > probesRefusedAtStart + 1 ? .probe : .none,
+                      absent: absent)
     }
 
     /// The last error of a probe that ended asynchronously (its socket's `SO_ERROR`, a timeout).
@@ -394,24 +395,41 @@ public final class GPSDPositionSource {
         }
     }
 
-    /// - Parameter pagesTouched: false when the attempt was only a refused `connect(2)` (nothing
-    ///   to give back).
+    /// The pages a failed attempt mapped that a resting daemon does not use (issue 33, 37).
+    enum TouchedPages {
+        /// None to give back: the first probe of a claim (its pages go with the claim's own trims).
+        case none
+        /// A refused `connect(2)` on a loop wakeup of its own: the loop's, this type's and the
+        /// runtime's code, about 1.4 MB of the executable mapped 64 KB around each page touched
+        /// (retries every 30 s without a trim: 7.6–7.8 MB resident 35–65 s into a still claim
+        /// instead of 5.0–5.7 MB, the executable's code 3228 kB instead of 1856 kB). No heap, no
+        /// library to speak of: the executable's pages only.
+        case probe
+        /// An attempt that ran libgps (a thread, libgps, the C library's name resolution, the
+        /// failure's own path): the heap and every file's pages.
+        case libgps
+    }
+
+    /// - Parameter pagesTouched: what the attempt mapped (``TouchedPages``).
     ///   - absent: nothing has accepted a connection since ``start()``: the next attempt after
     ///     ``Configuration/absentRetrySeconds``, not the doubling backoff.
-    private func connectFailed(reason: String, pagesTouched: Bool = true, absent: Bool = false) {
+    private func connectFailed(reason: String, pagesTouched: TouchedPages = .libgps, absent: Bool = false) {
         scheduleRetry(pagesTouched: pagesTouched, absent: absent)
         if isActive { onEvent(.connectFailed(reason: reason)) }
     }
 
-    private func scheduleRetry(pagesTouched: Bool = true, absent: Bool = false) {
+    private func scheduleRetry(pagesTouched: TouchedPages = .libgps, absent: Bool = false) {
         guard isActive, retryTimer == nil else { return }
-        // Issue 33: an attempt that ran libgps (a thread, libgps, the C library's name resolution,
-        // the failure's own path) touched pages nothing else does. They are given back at the end
-        // of this loop iteration (the heap first: `malloc_trim` runs code), so a claimed daemon
-        // keeps only its steady path mapped. Measured with scripts/memory-breakdown.sh:
-        // BENCHMARKS.md. Issue 37: a refused probe touches none, and trimming after it would cost
-        // more (the steady path's pages faulted back) than the probe itself.
-        if pagesTouched {
+        // Issue 33: a failed attempt's pages are given back at the end of this loop iteration, so
+        // a claimed daemon keeps only its steady path mapped. Measured with
+        // scripts/memory-breakdown.sh: BENCHMARKS.md. The heap first: `malloc_trim` runs code.
+        // Issue 37: a probe's trim takes the executable's code only (`releaseCleanExecutableCode`;
+        // a trim of every mapping cost 0.6–1.2 ms of CPU, one of the executable's 0.3–0.5 ms with
+        // the maps read each time), no `malloc_trim`.
+        switch pagesTouched {
+        case .none: break
+        case .probe: loop.post { MappedFilePages.releaseCleanExecutableCode() }
+        case .libgps:
             loop.post {
                 Heap.trim()
                 MappedFilePages.releaseClean(.all)

@@ -42,8 +42,11 @@ final class PollingDriver: SensorDriver {
         facts.note("\(calibration.kind.rawValue) driver", "\(device) polling: \(rateNote)", to: logger)
         let motionEvent = restsOnMotionEvent ? findMotionEvent() : nil
         do {
+            let path = device.sysfsPath, slash = path.lastIndex(of: "/")
+            let presence = FileSystem.PresenceCheck(directory: slash.map { String(path[..<$0]) } ?? ".",
+                                                    relativePath: (slash.map { String(path[$0...].dropFirst()) } ?? path) + "/name")
             try sampler.add(PolledChannel(kind: calibration.kind, axes: axes, calibration: calibration,
-                                          presencePath: device.sysfsPath + "/name", deviceDescription: device.description,
+                                          presence: presence, deviceDescription: device.description,
                                           motionEvent: motionEvent))
         } catch {
             restorer.restoreAll(logger: logger)

@@ -21,20 +21,21 @@ final class PolledChannel: Sendable {
     let calibration: AxisCalibration
     /// The device's sysfs `name` attribute, checked once a second: a kernel answers reads of an
     /// unbound device's open attributes with ENODEV, but a tree of plain files (the simulator,
-    /// a test fixture) keeps answering, so the device directory's presence is checked as well.
-    let presencePath: String
+    /// a test fixture) keeps answering, so the device directory's presence is checked as well
+    /// (relative to the devices' directory, opened once).
+    let presence: FileSystem.PresenceCheck
     /// For the message when the device has gone: `iio:deviceN (name)`.
     let deviceDescription: String
     /// The accelerometer's motion event, when its driver has one (issue 37): a rest waits for it
     /// with no reads at all instead of reading at the rest rate.
     let motionEvent: MotionEvent?
 
-    init(kind: SensorKind, axes: [SysfsAttribute], calibration: AxisCalibration, presencePath: String,
+    init(kind: SensorKind, axes: [SysfsAttribute], calibration: AxisCalibration, presence: FileSystem.PresenceCheck,
          deviceDescription: String, motionEvent: MotionEvent? = nil) {
         self.kind = kind
         self.axes = axes
         self.calibration = calibration
-        self.presencePath = presencePath
+        self.presence = presence
         self.deviceDescription = deviceDescription
         self.motionEvent = motionEvent
     }
@@ -222,10 +223,18 @@ final class PollingSampler: @unchecked Sendable {
         var waitSet = PollSet()
         defer { armedMotion?.disarm() }
         while !thread.isStopRequested {
-            let restingPeriod = restPeriod != nil && detector.isResting
             if self.configuration.load(ordering: .acquiring) != configuration {
                 (channels, configuration) = mailbox.withLock { ($0.channels, $0.configuration) }
+                // A sensor added, removed or back: a new still stretch at the full rate, so its
+                // first samples reach the heading (at rest they would wait for a drift that a
+                // still phone never shows).
+                if detector.isResting {
+                    detector.reset()
+                    armedMotion?.disarm()
+                    armedMotion = nil
+                }
             }
+            let restingPeriod = restPeriod != nil && detector.isResting
             let checkPresence = next >= nextPresenceCheck
             if checkPresence { nextPresenceCheck = next + presenceInterval }
             // Power: while the phone rests the gyroscope is not read at all (it draws several
@@ -238,7 +247,7 @@ final class PollingSampler: @unchecked Sendable {
                 let lastOfPeriod = channelIndex == lastIndex
                 var dropped = 0
                 var failure: String?
-                if checkPresence, !Sysfs.exists(channel.presencePath) {
+                if checkPresence, !channel.presence.exists {
                     failure = "\(channel.deviceDescription) disappeared from sysfs"
                 }
                 let timestamp = MonotonicClock.nowNanoseconds()

@@ -79,8 +79,8 @@ public final class SensorHub: @unchecked Sendable {
     /// Gyroscope samples read by the polling thread so far (tests: none while the phone rests).
     var polledGyroscopeReads: Int { sampler?.gyroscopeReads ?? 0 }
 
-    /// The polling thread's periods so far (tests), 0 without one.
-    var polledPeriods: Int { sampler?.readStatistics.periods ?? 0 }
+    /// The polling thread's periods so far (tests, the daemon's debug log), 0 without one.
+    public var polledPeriods: Int { sampler?.readStatistics.periods ?? 0 }
 
     /// Buffered mode: whether the gyroscope's scan elements are enabled now (nil: none buffered).
     var bufferedGyroscopeOn: Bool? {
@@ -140,6 +140,9 @@ public final class SensorHub: @unchecked Sendable {
         }
         if sampler == nil {
             configuration = gyroscope == nil ? requestedConfiguration : requestedConfiguration.withGyroscopeRates
+            // Issue 37: without a gyroscope a rest begins sooner (RestDetector.Configuration).
+            configuration.rest = requestedConfiguration.rest.forPhone(hasGyroscope: gyroscope != nil)
+            if rest.configuration != configuration.rest { rest = RestDetector(configuration: configuration.rest) }
         }
         do {
             try startDriver(for: magnetometer, calibration: calibration(of: magnetometer, kind: .magnetometer))

@@ -1,5 +1,5 @@
 /* SPDX-License-Identifier: Apache-2.0 */
-/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, futex, mallinfo2, malloc_trim, mallopt, dlopen, gettext, the IIO event ioctl). Used by QiblaPlatform only. */
+/* Linux interfaces Glibc's Swift module does not export (eventfd, signalfd, timerfd, futex, mallinfo2, malloc_trim, mallopt, dlopen, gettext, the IIO event ioctl, O_PATH). Used by QiblaPlatform only. */
 #ifndef QIBLAD_CLINUX_SHIM_H
 #define QIBLAD_CLINUX_SHIM_H
 #include <sys/eventfd.h>
@@ -60,5 +60,18 @@ static inline int qiblad_iio_event_fd(int fd) {
     int event_fd = -1;
     if (ioctl(fd, IIO_GET_EVENT_FD_IOCTL, &event_fd) < 0) return -errno;
     return event_fd;
+}
+
+#include <fcntl.h>
+/* open(2) of a directory with O_PATH (a handle for lookups relative to it), or -1. glibc names
+   O_PATH only under _GNU_SOURCE, its value __O_PATH always; musl names it always. */
+static inline int qiblad_open_directory_for_lookups(const char *path) {
+#if defined(O_PATH)
+    return open(path, O_PATH | O_DIRECTORY | O_CLOEXEC);
+#elif defined(__O_PATH)
+    return open(path, __O_PATH | O_DIRECTORY | O_CLOEXEC);
+#else
+    return open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+#endif
 }
 #endif

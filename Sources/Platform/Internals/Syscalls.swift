@@ -358,6 +358,20 @@ enum Syscalls {
         return info.st_mode & S_IFMT == S_IFDIR
     }
 
+    /// `open(2)` of a directory with `O_PATH`: a handle to look names up in, nothing read; -1 on failure.
+    static func openDirectoryForLookups(_ path: String) -> Int32 {
+        path.withCString { qiblad_open_directory_for_lookups($0) }
+    }
+
+    /// `faccessat(2)` `F_OK` of `path` relative to the directory `directory` (effective IDs: no
+    /// credentials switched for the call).
+    static func exists(_ path: String, relativeTo directory: Int32) -> Bool {
+        path.withCString { faccessat(directory, $0, F_OK, AT_EACCESS) == 0 }
+    }
+
+    /// `close(2)` of a descriptor this process owns alone (errors ignored: nothing to do about them).
+    static func closeIgnoringErrors(_ descriptor: Int32) { _ = close(descriptor) }
+
     static func existsNotFollowingLinks(_ path: String) -> Bool {
         var info = stat()
         return lstat(path, &info) == 0

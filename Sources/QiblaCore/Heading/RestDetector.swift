@@ -30,8 +30,17 @@ public struct RestDetector: Sendable, Equatable {
         /// distance from the mean for 0.4 µT noise per axis, heavy tails included; a turn of about
         /// 8° of a 20 µT horizontal field — smaller turns are still read, at the rest rate).
         public var fieldThresholdMicrotesla: Double
-        /// Seconds without motion before the phone counts as resting (default 2).
+        /// Seconds without motion before the phone counts as resting (default 2): the still
+        /// stretch a gyroscope's bias is learned from (`StillBiasWindow`'s 1 s windows of the full
+        /// rate; the gyroscope is not read at rest).
         public var restAfterSeconds: Double
+        /// The same for a phone without a gyroscope (default 1: half a second for the hand to
+        /// settle, then one heading smoothing window of 0.5 s of still samples, which the heading
+        /// holds while the phone rests): nothing is learned from a longer still stretch there, and
+        /// the full rate's first seconds were most of a short look's cost (issue 37). At 0.5 s the
+        /// held window kept the samples taken as a pose changed (CompassIntegrationTests'
+        /// Reykjavik RMS 1.003°, over its 1°). ``forPhone(hasGyroscope:)`` picks it.
+        public var restAfterSecondsWithoutGyroscope: Double
         /// Time constant of the references' mean, seconds (default 1: the reference's own noise
         /// falls well below one sample's).
         public var referenceSeconds: Double
@@ -46,14 +55,24 @@ public struct RestDetector: Sendable, Equatable {
         public var fieldDriftMicrotesla: Double
 
         public init(accelerationThresholdMetresPerSecondSquared: Double = 0.35, fieldThresholdMicrotesla: Double = 3,
-                    restAfterSeconds: Double = 2, referenceSeconds: Double = 1,
+                    restAfterSeconds: Double = 2, restAfterSecondsWithoutGyroscope: Double = 1, referenceSeconds: Double = 1,
                     accelerationDriftMetresPerSecondSquared: Double = 0.2, fieldDriftMicrotesla: Double = 1.2) {
+            self.restAfterSecondsWithoutGyroscope = restAfterSecondsWithoutGyroscope
             self.referenceSeconds = referenceSeconds
             self.accelerationDriftMetresPerSecondSquared = accelerationDriftMetresPerSecondSquared
             self.fieldDriftMicrotesla = fieldDriftMicrotesla
             self.accelerationThresholdMetresPerSecondSquared = accelerationThresholdMetresPerSecondSquared
             self.fieldThresholdMicrotesla = fieldThresholdMicrotesla
             self.restAfterSeconds = restAfterSeconds
+        }
+
+        /// This configuration for a phone with or without a gyroscope read: without one, a rest
+        /// begins after ``restAfterSecondsWithoutGyroscope`` (if shorter).
+        public func forPhone(hasGyroscope: Bool) -> Configuration {
+            guard !hasGyroscope else { return self }
+            var configuration = self
+            configuration.restAfterSeconds = min(restAfterSeconds, restAfterSecondsWithoutGyroscope)
+            return configuration
         }
     }
 
