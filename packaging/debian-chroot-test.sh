@@ -63,13 +63,15 @@ in_chroot() {   # root command...
     local root=$1; shift
     # The root a mount point of its own, so that unshare(1) in the tests (GeoClue's harness) can
     # change its propagation.
+    # /sys/fs/cgroup as on a booted system: sd-bus reads a peer's credentials there (busctl status
+    # fails with "No medium found" without it).
     mount --bind "$root" "$root"
-    mount --bind /proc "$root/proc" && mount --bind /sys "$root/sys" && mount --bind /dev "$root/dev" \
-        && mount --bind /dev/pts "$root/dev/pts" && mount -t tmpfs tmpfs "$root/dev/shm"
+    mount --bind /proc "$root/proc" && mount --bind /sys "$root/sys" && mount --bind /sys/fs/cgroup "$root/sys/fs/cgroup" \
+        && mount --bind /dev "$root/dev" && mount --bind /dev/pts "$root/dev/pts" && mount -t tmpfs tmpfs "$root/dev/shm"
     chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
         DEBIAN_FRONTEND=noninteractive "$@"
     local status=$?
-    umount "$root/dev/shm" "$root/dev/pts" "$root/dev" "$root/sys" "$root/proc" "$root"
+    umount "$root/dev/shm" "$root/dev/pts" "$root/dev" "$root/sys/fs/cgroup" "$root/sys" "$root/proc" "$root"
     return $status
 }
 
@@ -114,7 +116,7 @@ else
     rm -rf "$build"
     # The suite's tools beyond Build-Depends (README's install line, as far as trixie has them).
     if ! mmdebstrap --arch="$arch" --variant=buildd \
-        --include=build-essential,lintian,git,python3,gpsd,gpsd-clients,dbus,dbus-daemon,systemd,iproute2,strace,mount,util-linux,man-db,xvfb,xauth,xdotool,desktop-file-utils,appstream,at-spi2-core,gir1.2-atspi-2.0,python3-gi,python3-dbusmock,gir1.2-gtk-4.0,umockdev,iio-sensor-proxy,geoclue-2.0,gettext-base,weston,phoc,phosh,grim,wlr-randr,gnome-settings-daemon-common \
+        --include=build-essential,lintian,git,python3,gpsd,gpsd-clients,dbus,dbus-daemon,systemd,iproute2,strace,mount,util-linux,man-db,xvfb,xauth,xdotool,desktop-file-utils,appstream,at-spi2-core,gir1.2-atspi-2.0,python3-gi,python3-dbusmock,gir1.2-gtk-4.0,umockdev,iio-sensor-proxy,locales-all,geoclue-2.0,gettext-base,weston,phoc,phosh,grim,wlr-randr,gnome-settings-daemon-common \
         "$suite" "$build" "$mirror" > "$log/chroot.log" 2>&1; then
         fail "mmdebstrap (log/chroot.log)"; finish
     fi
