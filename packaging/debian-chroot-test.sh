@@ -219,9 +219,10 @@ set -e
 cd /build/qiblad-$version
 cp debian/changelog /build/changelog.$debversion
 trap 'cp /build/changelog.$debversion debian/changelog' EXIT
+maintainer=\$(dpkg-parsechangelog -S Maintainer)
 { printf '%s\n\n  * %s\n\n -- %s  %s\n\n' 'qiblad ($next) unstable; urgency=medium' \
     'The next version, for the upgrade test (packaging/debian-chroot-test.sh).' \
-    "\$(dpkg-parsechangelog -S Maintainer)" "\$(date -R)"; cat /build/changelog.$debversion; } > debian/changelog
+    "\$maintainer" "\$(date -R)"; cat /build/changelog.$debversion; } > debian/changelog
 rm -f debian/debhelper-build-stamp debian/*.debhelper.log
 DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' dpkg-buildpackage -b -us -uc -nc
 EOF
