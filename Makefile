@@ -28,12 +28,14 @@ ifeq ($(PREFIX),/usr)
 SYSCONFDIR  ?= /etc
 LIBDIR_SYSTEMD ?= /usr/lib
 DBUSPOLICYDIR  ?= $(DATADIR)/dbus-1/system.d
+POLKITRULESDIR ?= $(DATADIR)/polkit-1/rules.d
 UDEVRULESDIR   ?= /usr/lib/udev/rules.d
 SYSUSERSDIR    ?= /usr/lib/sysusers.d
 else
 SYSCONFDIR  ?= /etc
 LIBDIR_SYSTEMD ?= $(PREFIX)/lib
 DBUSPOLICYDIR  ?= $(SYSCONFDIR)/dbus-1/system.d
+POLKITRULESDIR ?= $(SYSCONFDIR)/polkit-1/rules.d
 UDEVRULESDIR   ?= $(SYSCONFDIR)/udev/rules.d
 SYSUSERSDIR    ?= $(SYSCONFDIR)/sysusers.d
 endif
@@ -122,12 +124,13 @@ install-common:
 # The system service, its bus policy and activation file, the qiblad user, the udev rule for buffered IIO.
 install-system:
 	$(INSTALL) -d $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR) $(DESTDIR)$(DBUSSYSTEMSERVICEDIR) $(DESTDIR)$(DBUSPOLICYDIR) \
-		$(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSUSERSDIR)
+		$(DESTDIR)$(POLKITRULESDIR) $(DESTDIR)$(UDEVRULESDIR) $(DESTDIR)$(SYSUSERSDIR)
 	$(call substitute,systemd/system/qiblad.service,$(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/qiblad.service)
 	$(call substitute,dbus/system-services/io.github.qiblad.Qibla1.service,$(DESTDIR)$(DBUSSYSTEMSERVICEDIR)/io.github.qiblad.Qibla1.service)
 	chmod 644 $(DESTDIR)$(SYSTEMDSYSTEMUNITDIR)/qiblad.service $(DESTDIR)$(DBUSSYSTEMSERVICEDIR)/io.github.qiblad.Qibla1.service
 	$(INSTALL) -m 644 dbus/io.github.qiblad.Qibla1.conf $(DESTDIR)$(DBUSPOLICYDIR)/
 	$(INSTALL) -m 644 dbus/qiblad-iio-sensor-proxy.conf $(DESTDIR)$(DBUSPOLICYDIR)/
+	$(INSTALL) -m 644 polkit/qiblad-iio-sensor-proxy.rules $(DESTDIR)$(POLKITRULESDIR)/
 	$(INSTALL) -m 644 systemd/70-qiblad-iio.rules $(DESTDIR)$(UDEVRULESDIR)/
 	$(INSTALL) -m 644 systemd/qiblad.sysusers $(DESTDIR)$(SYSUSERSDIR)/qiblad.conf
 
@@ -139,6 +142,7 @@ INSTALLED_COMMON = $(addprefix $(BINDIR)/,$(BINARIES)) $(SYSTEMDUSERUNITDIR)/qib
 	$(foreach l,$(LINGUAS),$(LOCALEDIR)/$(l)/LC_MESSAGES/qiblactl.mo)
 INSTALLED_SYSTEM = $(SYSTEMDSYSTEMUNITDIR)/qiblad.service $(DBUSSYSTEMSERVICEDIR)/io.github.qiblad.Qibla1.service \
 	$(DBUSPOLICYDIR)/io.github.qiblad.Qibla1.conf $(DBUSPOLICYDIR)/qiblad-iio-sensor-proxy.conf \
+	$(POLKITRULESDIR)/qiblad-iio-sensor-proxy.rules \
 	$(UDEVRULESDIR)/70-qiblad-iio.rules $(SYSUSERSDIR)/qiblad.conf
 
 uninstall: uninstall-common uninstall-system

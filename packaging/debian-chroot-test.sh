@@ -14,8 +14,9 @@
 #               qiblactl --help; the installed qiblad on a private bus against qibla-sim's simulated
 #               phone, QiblaBearing and Heading read with busctl; systemd-analyze verify on the units;
 #               desktop-file-validate and appstreamcli validate on the app's files
-#   6. upgrade  the same packages as the next version (repacked 0.2.0-1+next): the state directory,
-#               with the calibration qiblad stored in it, is kept
+#   6. upgrade  the next version, built again in the build chroot (a changelog entry 0.2.0-1+next,
+#               dpkg-buildpackage -b -nc) and installed over the first: the state directory, with
+#               the calibration qiblad stored in it, is kept
 #   7. purge    apt-get remove (state kept), then purge (state gone), and a list of what is left
 #               beside the files the chroot had before the install
 #
@@ -62,13 +63,15 @@ in_chroot() {   # root command...
     local root=$1; shift
     # The root a mount point of its own, so that unshare(1) in the tests (GeoClue's harness) can
     # change its propagation.
+    # /sys/fs/cgroup as on a booted system: sd-bus reads a peer's credentials there (busctl status
+    # fails with "No medium found" without it).
     mount --bind "$root" "$root"
-    mount --bind /proc "$root/proc" && mount --bind /sys "$root/sys" && mount --bind /dev "$root/dev" \
-        && mount --bind /dev/pts "$root/dev/pts" && mount -t tmpfs tmpfs "$root/dev/shm"
+    mount --bind /proc "$root/proc" && mount --bind /sys "$root/sys" && mount --bind /sys/fs/cgroup "$root/sys/fs/cgroup" \
+        && mount --bind /dev "$root/dev" && mount --bind /dev/pts "$root/dev/pts" && mount -t tmpfs tmpfs "$root/dev/shm"
     chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
         DEBIAN_FRONTEND=noninteractive "$@"
     local status=$?
-    umount "$root/dev/shm" "$root/dev/pts" "$root/dev" "$root/sys" "$root/proc" "$root"
+    umount "$root/dev/shm" "$root/dev/pts" "$root/dev" "$root/sys/fs/cgroup" "$root/sys" "$root/proc" "$root"
     return $status
 }
 
@@ -113,7 +116,7 @@ else
     rm -rf "$build"
     # The suite's tools beyond Build-Depends (README's install line, as far as trixie has them).
     if ! mmdebstrap --arch="$arch" --variant=buildd \
-        --include=build-essential,lintian,git,python3,gpsd,gpsd-clients,dbus,dbus-daemon,systemd,iproute2,strace,mount,util-linux,man-db,xvfb,xauth,xdotool,desktop-file-utils,appstream,at-spi2-core,gir1.2-atspi-2.0,python3-gi,python3-dbusmock,gir1.2-gtk-4.0,umockdev,iio-sensor-proxy,geoclue-2.0,gettext-base,weston,phoc,phosh,grim,wlr-randr,gnome-settings-daemon-common \
+        --include=build-essential,lintian,git,python3,gpsd,gpsd-clients,dbus,dbus-daemon,systemd,iproute2,strace,mount,util-linux,man-db,xvfb,xauth,xdotool,desktop-file-utils,appstream,at-spi2-core,gir1.2-atspi-2.0,python3-gi,python3-dbusmock,gir1.2-gtk-4.0,umockdev,iio-sensor-proxy,locales-all,geoclue-2.0,gettext-base,weston,phoc,phosh,grim,wlr-randr,gnome-settings-daemon-common \
         "$suite" "$build" "$mirror" > "$log/chroot.log" 2>&1; then
         fail "mmdebstrap (log/chroot.log)"; finish
     fi
@@ -205,18 +208,30 @@ cp "$top/packaging/debian-exercise.sh" "$fresh/exercise.sh"
 if in_chroot "$fresh" bash /exercise.sh before-upgrade > "$log/exercise.log" 2>&1; then phase_end "ok: $(grep -c '^ok ' "$log/exercise.log") checks"
 else fail "$(grep -m1 '^not ok' "$log/exercise.log") (log/exercise.log)"; fi
 
-# 6. The next version: the same files, repacked with a higher version, installed over these.
-phase_start upgrade "to $debversion+next: the stored calibration is kept"
-rm -rf "$work/next" && mkdir -p "$work/next"
-for deb in "$out"/*.deb; do
-    dpkg-deb -R "$deb" "$work/next/x"
-    sed -i "s/^Version: .*/Version: $debversion+next/; s/(= $debversion)/(= $debversion+next)/" "$work/next/x/DEBIAN/control"
-    dpkg-deb -b --root-owner-group "$work/next/x" "$work/next/" > /dev/null
-    rm -rf "$work/next/x"
-done
-rm -rf "$fresh/debs-next" && mkdir -p "$fresh/debs-next" && cp "$work"/next/*.deb "$fresh/debs-next/"
-if in_chroot "$fresh" sh -c 'apt-get install -y /debs-next/*.deb' > "$log/upgrade.log" 2>&1 \
-    && in_chroot "$fresh" bash /exercise.sh after-upgrade >> "$log/exercise.log" 2>&1; then phase_end ok
+# 6. The next version, built again: a changelog entry $debversion+next in the unpacked source, the
+# debhelper stamps removed, dpkg-buildpackage -b -nc in the build chroot (SwiftPM's release build
+# is kept, so the build redoes only what changed: the packages' version), the changelog put back;
+# the new .debs installed over the old ones.
+next=$debversion+next
+phase_start upgrade "to $next, built again: the stored calibration is kept"
+cat > "$build/build/next.sh" <<EOF
+set -e
+cd /build/qiblad-$version
+cp debian/changelog /build/changelog.$debversion
+trap 'cp /build/changelog.$debversion debian/changelog' EXIT
+maintainer=\$(dpkg-parsechangelog -S Maintainer)
+{ printf '%s\n\n  * %s\n\n -- %s  %s\n\n' 'qiblad ($next) unstable; urgency=medium' \
+    'The next version, for the upgrade test (packaging/debian-chroot-test.sh).' \
+    "\$maintainer" "\$(date -R)"; cat /build/changelog.$debversion; } > debian/changelog
+rm -f debian/debhelper-build-stamp debian/*.debhelper.log
+DEB_BUILD_OPTIONS='nocheck parallel=$(nproc)' dpkg-buildpackage -b -us -uc -nc
+EOF
+rm -rf "$fresh/debs-next" && mkdir -p "$fresh/debs-next"
+if ! in_chroot "$build" bash /build/next.sh > "$log/next.log" 2>&1; then fail "dpkg-buildpackage of $next (log/next.log)"
+elif cp "$build"/build/*_"$next"_*.deb "$fresh/debs-next/" && cp "$build"/build/*_"$next"_*.deb "$out/" \
+    && in_chroot "$fresh" sh -c 'apt-get install -y /debs-next/*.deb' > "$log/upgrade.log" 2>&1 \
+    && in_chroot "$fresh" bash /exercise.sh after-upgrade "$next" >> "$log/exercise.log" 2>&1; then
+    phase_end "ok: $(grep -c '^Unpacking .* over' "$log/upgrade.log") packages upgraded ($(cd "$fresh/debs-next" && ls | tr '\n' ' '))"
 else fail "log/upgrade.log, log/exercise.log"; fi
 
 # 7. Remove, then purge.

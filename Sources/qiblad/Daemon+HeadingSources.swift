@@ -53,7 +53,8 @@ extension Daemon {
             write(log.fact(.sensorProxy, "iio-sensor-proxy's compass is not available (\(reason)); claiming it when it appears"))
         case .accessDenied(let message):
             write(log.fact(.sensorProxy, "iio-sensor-proxy refused its compass to this user (\(message)); the policy drop-in "
-                           + "qiblad-iio-sensor-proxy.conf allows the system service's user (see README, Heading sources)",
+                           + "qiblad-iio-sensor-proxy.conf and the polkit rule qiblad-iio-sensor-proxy.rules allow "
+                           + "the system service's user (see README, Heading sources)",
                            level: .warning))
         }
         headingSourceInputApplied(servingBefore: before)

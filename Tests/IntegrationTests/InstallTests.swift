@@ -25,6 +25,7 @@ import TestSupport
         ("/usr/share/dbus-1/system-services/io.github.qiblad.Qibla1.service", "dbus system activation"),
         ("/usr/share/dbus-1/system.d/io.github.qiblad.Qibla1.conf", "dbus system policy"),
         ("/usr/share/dbus-1/system.d/qiblad-iio-sensor-proxy.conf", "dbus system policy (iio-sensor-proxy's compass)"),
+        ("/usr/share/polkit-1/rules.d/qiblad-iio-sensor-proxy.rules", "polkit (iio-sensor-proxy 3.5's claims)"),
         ("/usr/share/dbus-1/interfaces/io.github.qiblad.Qibla1.xml", "D-Bus interface files"),
         ("/usr/lib/udev/rules.d/70-qiblad-iio.rules", "udev"),
         ("/usr/lib/sysusers.d/qiblad.conf", "systemd-sysusers"),

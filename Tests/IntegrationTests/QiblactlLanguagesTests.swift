@@ -74,7 +74,7 @@ import TestSupport
     @Test func qiblaInArabic() throws {
         let directory = try Self.compiledCatalogues(["ar"])
         defer { directory.remove() }
-        let environment = ["LANGUAGE": "ar", "LC_ALL": "C.UTF-8", "QIBLACTL_LOCALEDIR": directory.path]
+        let environment = ["LANGUAGE": "ar", "LC_ALL": translatedLocale, "QIBLACTL_LOCALEDIR": directory.path]
         let r = try run(product("qiblactl").path, ["qibla", "51.5074", "-0.1278"], environment: environment)
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix("القبلة من 51.5074، -0.1278:") && r.stdout.contains("ق ج ق"), "\(r.stdout)")
@@ -95,7 +95,7 @@ import TestSupport
         // The help wraps long lines: compare with the line breaks and indentation taken out.
         func help(_ arguments: [String], language: String) throws -> String {
             let r = try run(product("qiblactl").path, arguments,
-                            environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8", "QIBLACTL_LOCALEDIR": directory.path])
+                            environment: ["LANGUAGE": language, "LC_ALL": translatedLocale, "QIBLACTL_LOCALEDIR": directory.path])
             #expect(r.status == 0, "\(r.stderr)")
             return r.stdout.split(whereSeparator: \.isWhitespace).joined(separator: " ")
         }

@@ -9,7 +9,7 @@ import TestSupport
     /// `places --json`: the documented keys, the two Birminghams told apart, the larger first.
     @Test func placesListsMatchesForScripts() throws {
         let r = try run(product("qiblactl").path, ["places", "--json", "--limit", "3", "birmingham"],
-                        environment: ["LANGUAGE": "en", "LC_ALL": "C.UTF-8"])
+                        environment: ["LANGUAGE": "en", "LC_ALL": translatedLocale])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         #expect(o["query"] as? String == "birmingham")
@@ -28,7 +28,7 @@ import TestSupport
     /// --near puts a namesake within 100 km first, with its distance.
     @Test func nearPutsTheLocalNamesakeFirst() throws {
         let r = try run(product("qiblactl").path, ["places", "--json", "--near=33.4,-86.9", "birmingham"],
-                        environment: ["LANGUAGE": "en", "LC_ALL": "C.UTF-8"])
+                        environment: ["LANGUAGE": "en", "LC_ALL": translatedLocale])
         #expect(r.status == 0, "\(r.stderr)")
         let o = try #require(try JSONSerialization.jsonObject(with: Data(r.stdout.utf8)) as? [String: Any])
         let first = try #require((o["matches"] as? [[String: Any]])?.first)
@@ -40,7 +40,7 @@ import TestSupport
     @Test(arguments: [("ar", "makkah", "مكة المكرمة"), ("ar", "مكة", "مكة المكرمة"), ("ru", "Стамбул", "Стамбул"), ("tr", "istanbul", "İstanbul"),
                       ("ur", "لاہور", "لاھور"), ("ur", "لاھور", "لاھور")])
     func namesInTheUsersLanguage(language: String, query: String, name: String) throws {
-        let r = try run(product("qiblactl").path, ["places", "--limit", "1", query], environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8"])
+        let r = try run(product("qiblactl").path, ["places", "--limit", "1", query], environment: ["LANGUAGE": language, "LC_ALL": translatedLocale])
         #expect(r.status == 0, "\(r.stderr)")
         #expect(r.stdout.hasPrefix(name), "\(language) \(query): \(r.stdout)")
     }
@@ -53,7 +53,7 @@ import TestSupport
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func places(cache: String) throws -> (stdout: String, stderr: String) {
             let r = try run(product("qiblactl").path, ["places", "--json", "--limit", "20", query],
-                            environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8", "XDG_CACHE_HOME": cache, "QIBLACTL_DEBUG": "1"])
+                            environment: ["LANGUAGE": language, "LC_ALL": translatedLocale, "XDG_CACHE_HOME": cache, "QIBLACTL_DEBUG": "1"])
             #expect(r.status == 0, "\(r.stderr)")
             return (r.stdout, r.stderr)
         }
@@ -81,7 +81,7 @@ import TestSupport
     @Test func setLocationByName() throws {
         let q = try QibladHarness(); defer { q.stop() }
         try q.start()
-        let env = q.bus.environment.merging(["LANGUAGE": "en", "LC_ALL": "C.UTF-8"]) { $1 }
+        let env = q.bus.environment.merging(["LANGUAGE": "en", "LC_ALL": translatedLocale]) { $1 }
         let set = try run(product("qiblactl").path, ["set-location", "Kota", "Bharu"], environment: env)
         #expect(set.status == 0, "\(set.stderr)")
         #expect(set.stderr.contains("Kota Bharu, Kelantan, Malaysia"), "\(set.stderr)")

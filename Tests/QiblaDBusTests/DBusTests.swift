@@ -378,7 +378,10 @@ struct QiblaDBusTests {
         let bus = try startBus()
         let monitor = try ChildProcess("busctl", ["--address=\(bus.address)", "monitor", "--json=short"])
         defer { monitor.terminate() }
-        #expect(waitUntil { (monitor.standardOutput + monitor.standardError).contains("Monitoring") })
+        // systemd 252 says "Monitoring bus message stream." once it is a monitor; 257 (Debian 13) says
+        // nothing with --json: the signal below is sent again until the monitor shows it.
+        _ = waitUntil(timeout: 2) { (monitor.standardOutput + monitor.standardError).contains("Monitoring") }
+        #expect(monitor.isRunning, "busctl monitor: \(monitor.standardError)")
         let emitter = try DBusConnection(.address(bus.address))
         defer { emitter.close() }
         // The monitor sees every message; give it a moment after BecomeMonitor by sending a marker first.

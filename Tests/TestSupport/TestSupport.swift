@@ -16,6 +16,16 @@ public let productsDirectory: URL = {
     return URL(fileURLWithPath: executable).deletingLastPathComponent()
 }()
 
+/// The locale under which the tests run a translated program, `LANGUAGE` naming the language.
+/// gettext honours `LANGUAGE` only under a locale other than C, and Debian 13's glibc (2.41)
+/// counts C.UTF-8 as C there (Debian 12's 2.36 did not): so en_US.UTF-8 where it is installed
+/// (Debian's locales-all), else C.UTF-8 — under which a newer glibc leaves the program in
+/// English and the translated tests fail on the English text.
+public let translatedLocale: String = {
+    let installed = (try? run("/usr/bin/locale", ["-a"]))?.stdout.split(separator: "\n") ?? []
+    return installed.contains { $0 == "en_US.utf8" || $0 == "en_US.UTF-8" } ? "en_US.UTF-8" : "C.UTF-8"
+}()
+
 /// A product built by this package, e.g. `product("qiblad")`.
 public func product(_ name: String) -> URL { productsDirectory.appendingPathComponent(name) }
 

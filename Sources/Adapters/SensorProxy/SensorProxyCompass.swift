@@ -57,7 +57,10 @@ public enum SensorProxyUnavailability: Sendable, Equatable, CustomStringConverti
 /// - **Never a stale heading as live.** iio-sensor-proxy keeps `CompassHeading` after the last
 ///   release and starts it at 0 (3.0: `previous_heading` is zeroed memory, not the documented
 ///   -1), so the value read right after a claim may be minutes old or no reading at all: only a
-///   `CompassHeading` signalled after our claim counts. It signals only changes, so a heading
+///   `CompassHeading` signalled after our claim counts — from the moment `ClaimCompass` is sent:
+///   3.7 (Debian 13) reads its driver and signals the heading within the claim's handler, before
+///   its reply, and then signals nothing while the heading holds; such a heading is kept until
+///   the claim is granted and taken then. It signals only changes, so a heading
 ///   that has not changed for ``Configuration/confirmAfterSeconds`` is confirmed with a `Get`
 ///   (answered within ``Configuration/confirmTimeoutSeconds``, or the heading is withdrawn).
 /// - iio-sensor-proxy starting late, restarting or vanishing: the heading is withdrawn at once
@@ -107,6 +110,10 @@ public final class SensorProxyCompass {
     private var timer: EventLoop.Token?
     private var backoffSeconds: Double
     private var hasCompass = false
+    /// True between sending `ClaimCompass` and its reply.
+    private var isClaiming = false
+    /// The heading signalled while ``isClaiming``, taken once the claim is granted.
+    private var headingSignalledWhileClaiming: SensorProxyHeadingReading?
 
     public init(configuration: Configuration = Configuration(), loop: EventLoop, logger: Logger,
                 onEvent: @escaping (SensorProxyCompassEvent) -> Void) {
@@ -162,7 +169,10 @@ public final class SensorProxyCompass {
             return lose(.noSystemBus(error.message.isEmpty ? error.name : error.message))
         }
         let attempt = bus.newAttempt()
+        isClaiming = true
+        headingSignalledWhileClaiming = nil
         call(SensorProxy.compass("ClaimCompass"), attempt, "ClaimCompass") { [unowned self] _ in
+            isClaiming = false
             isClaimed = true
             backoffSeconds = configuration.initialBackoffSeconds
             call({ () throws(DBusError) in try SensorProxy.getAllCompassProperties() }, attempt, "GetAll") { [unowned self] reply in
@@ -171,6 +181,9 @@ public final class SensorProxyCompass {
                 logger.info("claimed iio-sensor-proxy's compass (\(present ? "a compass is present" : "no compass yet"))")
                 // CompassHeading is not taken from here: it may be the value of an earlier claim.
                 compassPresence(present)
+                let early = headingSignalledWhileClaiming
+                headingSignalledWhileClaiming = nil
+                if present, let early { reading(early) }
             }
         }
     }
@@ -193,15 +206,16 @@ public final class SensorProxyCompass {
             }
             return
         }
-        guard isClaimed, message.interface == SensorProxy.propertiesInterface, message.member == "PropertiesChanged",
+        guard isClaimed || isClaiming, message.interface == SensorProxy.propertiesInterface, message.member == "PropertiesChanged",
               message.path == SensorProxy.compassPath, let args = try? message.arguments(expecting: "sa{sv}as"),
               args[0].string == SensorProxy.compassInterface, let changed = args[1].stringKeyedDictionary else { return }
         if let present = changed["HasCompass"]?.unwrappingVariants.bool {
             // iio-sensor-proxy sends the heading it last had along with a compass appearing: not a reading.
-            if present != hasCompass { compassPresence(present) }
+            if isClaimed, present != hasCompass { compassPresence(present) }
             return
         }
-        if let value = changed["CompassHeading"] { reading(SensorProxyHeadingReading(value)) }
+        guard let value = changed["CompassHeading"] else { return }
+        if isClaimed { reading(SensorProxyHeadingReading(value)) } else { headingSignalledWhileClaiming = SensorProxyHeadingReading(value) }
     }
 
     private func reading(_ reading: SensorProxyHeadingReading) {
@@ -256,6 +270,8 @@ public final class SensorProxyCompass {
     private func forget() {
         cancelTimer()
         isClaimed = false
+        isClaiming = false
+        headingSignalledWhileClaiming = nil
         if hasCompass, isActive { onEvent(.compass(present: false)) }
         hasCompass = false
         if heading != nil {

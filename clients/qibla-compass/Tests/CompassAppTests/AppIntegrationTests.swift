@@ -119,7 +119,7 @@ final class AppRig: @unchecked Sendable {
     var appEnvironment: [String: String] {
         bus.environment.merging([
             "DISPLAY": display.display, "GDK_BACKEND": "x11", "GSK_RENDERER": "cairo", "GSETTINGS_BACKEND": "memory",
-            "GTK_A11Y": "none", "NO_AT_BRIDGE": "1", "LANGUAGE": "en", "LC_ALL": "C.UTF-8",
+            "GTK_A11Y": "none", "NO_AT_BRIDGE": "1", "LANGUAGE": "en", "LC_ALL": translatedLocale,
             "XDG_CONFIG_HOME": directory.path + "/app-config", "XDG_CACHE_HOME": directory.path + "/app-cache",
         ]) { $1 }
     }

@@ -242,7 +242,7 @@ import TestSupport
         // The compiled catalogues answer where the app looks (<prefix>/share/locale beside bin/).
         if languages.contains("fr") {
             let lookup = try run("gettext", ["-d", "qibla-compass", "Where are you?"],
-                                 environment: ["LANGUAGE": "fr", "LC_ALL": "C.UTF-8", "TEXTDOMAINDIR": root.path + "/usr/share/locale"])
+                                 environment: ["LANGUAGE": "fr", "LC_ALL": translatedLocale, "TEXTDOMAINDIR": root.path + "/usr/share/locale"])
             #expect(lookup.stdout.hasPrefix("Où êtes-vous"), "gettext fr: \(lookup.stdout) \(lookup.stderr)")
         }
 

@@ -13,7 +13,7 @@ import TestSupport
         let compiled = try run("msgfmt", ["-o", locale + "/\(language)/LC_MESSAGES/qibla-compass.mo",
                                           repositoryRoot.appendingPathComponent("clients/qibla-compass/po/\(language).po").path])
         #expect(compiled.status == 0, "\(compiled.stderr)")
-        return ["LANGUAGE": language, "LC_ALL": "C.UTF-8", "QIBLA_COMPASS_LOCALEDIR": locale]
+        return ["LANGUAGE": language, "LC_ALL": translatedLocale, "QIBLA_COMPASS_LOCALEDIR": locale]
     }
 
     /// In Arabic, in a wide window: the dial sits in the right half (the left in English,

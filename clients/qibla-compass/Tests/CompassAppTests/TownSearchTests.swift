@@ -6,7 +6,7 @@ import TestSupport
 /// One run of `qibla-compass --find-place` in a language: its timing line and the places found.
 func findPlace(_ query: String, language: String, near: (Double, Double)? = nil) throws -> (timing: [String: String], places: [(title: String, latitude: Double, longitude: Double)], output: String) {
     let r = try run(compassApp, ["--find-place", query] + (near.map { ["--near", "\($0.0)", "\($0.1)"] } ?? []),
-                    environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8"])
+                    environment: ["LANGUAGE": language, "LC_ALL": translatedLocale])
     var timing: [String: String] = [:]
     var places: [(String, Double, Double)] = []
     for line in r.stdout.split(separator: "\n") {
@@ -66,7 +66,7 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
 
     /// No match: a clear message, exit status 1.
     @Test func noMatchSaysSo() throws {
-        let r = try run(compassApp, ["--find-place", "xqzwv"], environment: ["LANGUAGE": "en", "LC_ALL": "C.UTF-8"])
+        let r = try run(compassApp, ["--find-place", "xqzwv"], environment: ["LANGUAGE": "en", "LC_ALL": translatedLocale])
         #expect(r.status == 1)
         #expect(r.stdout.contains("message=No place called “xqzwv” in the offline list."), "\(r.stdout)")
     }
@@ -87,7 +87,7 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
     @Test(arguments: [0, 500]) func keystrokesTypedAsThePageOpens(typedAfterMilliseconds: Int) throws {
         let typed = ["b", "bir", "birmingham e"]
         let r = try run(compassApp, typed.flatMap { ["--find-place", $0] } + ["--typed-after", "\(typedAfterMilliseconds)"],
-                        environment: ["LANGUAGE": "en", "LC_ALL": "C.UTF-8"])
+                        environment: ["LANGUAGE": "en", "LC_ALL": translatedLocale])
         #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
         let answers = r.stdout.split(separator: "\n").filter { $0.hasPrefix("cities=") }
         #expect(answers.count == typed.count, "\(r.stdout)")
@@ -110,7 +110,7 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
         let directory = FileManager.default.temporaryDirectory.appendingPathComponent("qibla-compass-town-cache-\(UUID().uuidString)").path
         defer { try? FileManager.default.removeItem(atPath: directory) }
         func places(_ extra: [String], cache: String) throws -> (line: String, titles: [String]) {
-            let r = try run(compassApp, ["--find-place", query] + extra, environment: ["LANGUAGE": language, "LC_ALL": "C.UTF-8", "XDG_CACHE_HOME": cache])
+            let r = try run(compassApp, ["--find-place", query] + extra, environment: ["LANGUAGE": language, "LC_ALL": translatedLocale, "XDG_CACHE_HOME": cache])
             #expect(r.status == 0, "\(r.stdout)\n\(r.stderr)")
             let lines = r.stdout.split(separator: "\n").map(String.init)
             return (lines.first { $0.hasPrefix("cities=") } ?? "", lines.filter { $0.hasPrefix("place=") })
@@ -129,7 +129,7 @@ func findPlace(_ query: String, language: String, near: (Double, Double)? = nil)
 
     /// A bad `--typed-after` is refused with a clear message.
     @Test func aBadTypedAfterIsRefused() throws {
-        let r = try run(compassApp, ["--find-place", "b", "--typed-after", "soon"], environment: ["LANGUAGE": "en", "LC_ALL": "C.UTF-8"])
+        let r = try run(compassApp, ["--find-place", "b", "--typed-after", "soon"], environment: ["LANGUAGE": "en", "LC_ALL": translatedLocale])
         #expect(r.status == 64)
         #expect(r.stderr.contains("--typed-after takes MILLISECONDS"), "\(r.stderr)")
     }

@@ -163,11 +163,17 @@ func lastWindowSize(_ log: String) -> (width: Int, height: Int)? {
         let tap = { (x: Int, y: Int) throws in
             _ = try run("xdotool", ["mousemove", "\(x)", "\(y)", "click", "1"], environment: ["DISPLAY": phosh.display.display])
         }
-        // Phosh settles after the rotation first; a tap that lands while it is busy is tapped again.
+        // Phosh 0.46 (Debian 13) opens the overview on a swipe up from the home bar, 0.24 on a tap.
+        let swipeUp = { (x: Int, y: Int) throws in
+            _ = try run("xdotool", ["mousemove", "\(x)", "\(y)", "mousedown", "1", "mousemove", "\(x)", "\(y - 60)",
+                                    "mousemove", "\(x)", "\(y - 200)", "mousemove", "\(x)", "\(y - 400)", "mouseup", "1"],
+                        environment: ["DISPLAY": phosh.display.display])
+        }
+        // Phosh settles after the rotation first; a gesture that lands while it is busy is made again.
         var released = false
-        for _ in 0..<4 where !released {
+        for attempt in 0..<4 where !released {
             usleep(1_000_000)
-            try tap(180, 703)
+            try attempt % 2 == 0 ? tap(180, 703) : swipeUp(180, 712)
             released = waitUntil(timeout: 5) { releases() == 1 }
         }
         #expect(released, "not released under the overview: \(app.standardError)")
