@@ -3,7 +3,8 @@
 # The long soak of issue 13: the SoakTests scenario (a simulated phone at 100 Hz, clients claiming
 # and releasing, some killed) for SECONDS, once against a qiblad built with AddressSanitizer
 # (LeakSanitizer reports at exit; the test fails on any report) and once against the release
-# build, whose RSS slope it prints.
+# build, whose anonymous resident set's slope it prints (RssAnon: what a leak grows; the code pages
+# the daemon gives back around claims swing the whole resident set).
 #
 #   scripts/soak.sh [SECONDS]     (default 1800: 30 minutes each)
 set -euo pipefail
