@@ -222,15 +222,20 @@ func lastWindowSize(_ log: String) -> (width: Int, height: Int)? {
             // Phosh 0.25 and later separate locking from blanking, and SetActive(true) does both:
             // the screen is off, so nothing at all is seen. SetActive(false) wakes it to the lock
             // screen, still locked (its NEWS for 0.25; Phosh 0.24, Debian 12's, only locks). What
-            // a person sees then is checked as on 0.24: the lock screen, no dial, no claim.
+            // a person sees then is checked as on 0.24: the lock screen, no dial, no claim held.
+            // (org.gnome.ScreenSaver's Active is the blanking there: the wake says "unlocked", and
+            // without logind's LockedHint — this session has no system bus — the app claims until
+            // the lock screen takes the focus a moment later; counted and printed.)
             print("Phosh blanked the screen as it locked it; woken to the lock screen")
+            let claimsBeforeTheWake = claims()
             let wake = try rig.bus.busctl(["call", "org.gnome.ScreenSaver", "/org/gnome/ScreenSaver", "org.gnome.ScreenSaver", "SetActive", "b", "false"])
             #expect(wake.status == 0, "\(wake.stderr)")
             #expect(waitUntil(timeout: 10) { (try? phosh.outputIsOn()) == true }, "the screen stayed off")
             usleep(1_000_000)  // the lock screen is drawn
+            print("Phosh: claims made while waking to the lock screen: \(claims() - claimsBeforeTheWake)")
         }
         let locked = try phosh.screenshot(to: rig.directory.path + "/phosh-locked.png")
         #expect(locked.dial() == nil, "the dial is on the lock screen")
-        #expect(claims() == claimsBefore + 1, "claimed while the lock screen is shown: \(app.standardError)")
+        #expect(waitUntil(timeout: 10) { claims() == releases() }, "a claim held under the lock screen: \(app.standardError)")
     }
 }
