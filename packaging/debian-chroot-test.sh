@@ -110,7 +110,9 @@ nc=
 
 # 2. The build chroot.
 phase_start chroot "clean $suite $arch build chroot"
-if [ "${KEEP_BUILD_CHROOT:-0}" = 1 ] && [ -x "$build/usr/bin/swift" ]; then
+# swiftlang's /usr/bin/swift is an absolute symbolic link (to /usr/libexec/swift/bin/swift): seen
+# from outside the chroot it points at the host's tree, so the link itself is what is tested.
+if [ "${KEEP_BUILD_CHROOT:-0}" = 1 ] && { [ -L "$build/usr/bin/swift" ] || [ -x "$build/usr/bin/swift" ]; }; then
     phase_end "reused $build"
 else
     rm -rf "$build"

@@ -245,7 +245,9 @@ public final class Simulator: Sendable {
     /// reaches it) until `durationSeconds` of scene time have passed (nil: until ``stop()``). Blocks the
     /// calling thread; sleeps in slices of at most 100 ms so ``stop()`` takes effect promptly. A step
     /// that comes more than a period late (a loaded machine) writes the latest step due and the
-    /// missed steps are skipped, never written in a burst.
+    /// missed steps are skipped, never written in a burst — unless a device's buffer is enabled:
+    /// a sensor's FIFO keeps every sample with its timestamp however late its reader is, so the
+    /// missed steps are written then, at once (up to a second of them).
     /// - Throws: ``SimulatorError/invalidArgument(_:)`` for a rate that is not finite and > 0 (or > 10 kHz),
     ///   file errors from ``step(to:)``.
     /// - Parameter onStart: called once, on the calling thread, with the `CLOCK_MONOTONIC` seconds
@@ -267,8 +269,11 @@ public final class Simulator: Sendable {
             // A step that comes more than a period late writes the latest step due (a sensor's
             // register holds its latest reading) and the steps it missed are skipped: no burst of
             // old values for a reader to take for the present. Scene times stay on the k / rate grid.
+            // With a buffer enabled the missed steps are written instead: their scans carry their
+            // own timestamps, as a sensor's FIFO does, so nothing is taken for the present and
+            // what the reader gets does not depend on this thread's punctuality.
             let due = ((Self.monotonicSeconds() - start) / period).rounded(.down)
-            if due > Double(k), due - Double(k) < rateHertz { k = Int(due) }
+            if due > Double(k), due - Double(k) < rateHertz, !buffersEnabled { k = Int(due) }
             let elapsed = Double(k) * period
             if let d = durationSeconds, elapsed > d + 1e-9 { break }
             try step(to: startTimeSeconds + elapsed)
@@ -280,6 +285,14 @@ public final class Simulator: Sendable {
                 Self.sleep(seconds: min(deadline - now, 0.1))
                 now = Self.monotonicSeconds()
             }
+        }
+    }
+
+    /// Whether a device's IIO buffer is enabled (its reader takes timestamped scans, not the
+    /// `_raw` attributes).
+    private var buffersEnabled: Bool {
+        state.withLock { s in
+            s.magnetometer?.isBufferEnabled == true || s.accelerometer?.isBufferEnabled == true || s.gyroscope?.isBufferEnabled == true
         }
     }
 

@@ -110,6 +110,49 @@ struct SimulatorBufferTests {
         #expect(read(fd, &buffer, buffer.count) == 12)
     }
 
+    /// A run whose thread is held up (a loaded machine) skips the steps it missed while the
+    /// device is polled (its `_raw` files hold the latest reading), and writes them at once while
+    /// its buffer is enabled: a sensor's FIFO keeps every sample, each with its timestamp.
+    @Test("a late run writes the missed scans of an enabled buffer, and skips them when polled", arguments: [true, false])
+    func lateRun(bufferEnabled: Bool) throws {
+        let scratch = ScratchDirectory()
+        let scene = Scene(earthFieldNEDMicrotesla: Vector3(27.5, 1.2, 24.0), trajectory: .constant(DeviceOrientation(headingDegrees: 10)))
+        let configuration = SimulatedDevice.Configuration(style: .lis3mdl, deviceIndex: 0, buffered: true)
+        let simulator = try Simulator(scene: scene, magnetometer: configuration, accelerometer: nil,
+                                      sysfsRoot: scratch.sysfs, devRoot: scratch.dev)
+        let device = "\(scratch.sysfs)/bus/iio/devices/iio:device0"
+        let fd = open("\(scratch.dev)/iio:device0", O_RDONLY | O_NONBLOCK)
+        #expect(fd >= 0)
+        defer { Glibc.close(fd) }
+        if bufferEnabled {
+            for name in ["in_magn_x_en", "in_magn_y_en", "in_magn_z_en", "in_timestamp_en"] {
+                try "1\n".write(toFile: "\(device)/scan_elements/\(name)", atomically: false, encoding: .utf8)
+            }
+            try "1\n".write(toFile: "\(device)/buffer/enable", atomically: false, encoding: .utf8)
+        }
+        // 1 s at the style's 20 Hz (steps 0…20), the thread held up for 0.3 s (six periods) early on.
+        let thread = Thread { try? simulator.run(rateHertz: 20, durationSeconds: 1) }
+        thread.start()
+        usleep(120_000)
+        simulator.updateScene { _ in usleep(300_000) }
+        var scans: [Int64] = []
+        var buffer = [UInt8](repeating: 0, count: 16)
+        let deadline = Date().addingTimeInterval(10)
+        while !thread.isFinished, Date() < deadline { usleep(20_000) }
+        while read(fd, &buffer, 16) == 16 {
+            var timestamp: UInt64 = 0
+            for byte in 0..<8 { timestamp |= UInt64(buffer[8 + byte]) << UInt64(8 * byte) }
+            scans.append(Int64(bitPattern: timestamp))
+        }
+        if bufferEnabled {
+            #expect(simulator.stepCount == 21)
+            #expect(scans == (0...20).map { Int64($0) * 50_000_000 }, "every scan, each with its time: \(scans)")
+        } else {
+            #expect(simulator.stepCount < 21, "the missed steps are skipped")
+            #expect(scans.isEmpty)
+        }
+    }
+
     @Test("a full FIFO drops scans instead of blocking")
     func overrun() throws {
         let scratch = ScratchDirectory()
