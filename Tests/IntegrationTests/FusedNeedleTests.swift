@@ -99,6 +99,19 @@ import TestSupport
         return (user + system) / 100
     }
 
+    /// The holds' RMS allowed through the real daemon in real time, degrees. Issue 30's goal (1°)
+    /// is checked where it is deterministic, in simulated time: `FusionSweepTests` (every scene
+    /// and dip at 50 Hz) and `FirstUseSceneTests` (the first-use scenes through the daemon's model).
+    /// In real time the same 25-s statistic is random: the test's simulator writes at 100 Hz and
+    /// the daemon polls at 50 Hz on clocks that slip, so each sample is 0–10 ms older than its
+    /// stamp, as a real sensor register's is within its period. Through the daemon's model in
+    /// simulated time that alone moves the gyroscope-drift scene's holds from 0.84–0.94° to
+    /// 0.76–1.37° (`QIBLAD_NEEDLE_TIMING=1 swift test --filter FusedNeedleTimingSweep`), and 18
+    /// real-time runs on this 2-core machine gave 0.79–2.37° at any priority, with no sample lost
+    /// (issue 39, third session). Here the bound catches the daemon's wiring (a wrong axis, unit,
+    /// frame or stale sample is tens of degrees); honesty (3σ) is checked at the model's share.
+    static let realTimeHoldRMSDegrees = 3.0
+
     /// Issue 30's table: a person turning to find the Qibla (turns of 30–150° at up to 150°/s,
     /// holds of 1–2 s with tremor, hand acceleration), at a low and a high dip.
     @Test(arguments: [lowDip, highDip])
@@ -107,7 +120,7 @@ import TestSupport
         print("fused needle, seek-qibla at \(site) (dip \(String(format: "%.0f", site.dipDegrees))°): \(run.score); \(run.calibration)")
         #expect(run.fused == true, "HeadingFused")
         #expect(run.score.reads > 1000)
-        #expect(run.score.holdRMSDegrees <= 1, "\(run.score)")
+        #expect(run.score.holdRMSDegrees <= Self.realTimeHoldRMSDegrees, "\(run.score)")
         #expect(run.score.turnP95Degrees <= 5, "\(run.score)")
         #expect(run.score.settleMedianMilliseconds <= 150, "\(run.score)")
         // HeadingError never claims too much. (It may claim too little here: this sensor reads the
@@ -129,7 +142,7 @@ import TestSupport
         print("fused needle, first use at \(site) (dip \(String(format: "%.0f", site.dipDegrees))°): \(run.score); \(run.calibration)")
         #expect(run.fused == true, "HeadingFused")
         #expect(run.calibration.hasPrefix("calibrated"), "the calibration was accepted: \(run.calibration)")
-        #expect(run.score.holdRMSDegrees <= 1, "\(run.score)")
+        #expect(run.score.holdRMSDegrees <= Self.realTimeHoldRMSDegrees, "\(run.score)")
         #expect(run.score.turnP95Degrees <= 5, "\(run.score)")
         #expect(run.score.settleMedianMilliseconds <= 150, "\(run.score)")
         #expect(run.score.worstDuringDisturbanceDegrees <= 3, "\(run.score)")
@@ -158,7 +171,7 @@ import TestSupport
         #expect(run.score.reads > 800)
         #expect(run.score.withinOneSigma >= 0.55, "\(run.score)")
         #expect(run.score.withinThreeSigma >= 0.97, "\(run.score)")
-        #expect(run.score.holdRMSDegrees <= 1, "\(run.score)")
+        #expect(run.score.holdRMSDegrees <= Self.realTimeHoldRMSDegrees, "\(run.score)")
     }
 
     /// `gyroscope = off`: the magnetometer and accelerometer alone, as before issue 30 (the moving
