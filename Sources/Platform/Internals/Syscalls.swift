@@ -160,6 +160,48 @@ enum Syscalls {
         }
     }
 
+    // MARK: inotify(7)
+
+    /// `inotify_init1(IN_NONBLOCK | IN_CLOEXEC)` with one watch on `directory` for names created or
+    /// moved into it (`IN_CREATE | IN_MOVED_TO`, `IN_ONLYDIR`).
+    static func watchDirectoryForNewNames(_ directory: String) throws(Errno) -> Int32 {
+        let fd = try retrying { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
+        let mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_ONLYDIR)
+        guard inotify_add_watch(fd, directory, mask) >= 0 else {
+            let error = lastError
+            _ = close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// Reads every pending `struct inotify_event` of `fd`: the names they carry (an event without
+    /// a name, such as `IN_IGNORED`, gives none), and whether the watch ended (`IN_IGNORED`: the
+    /// directory was removed or its file system unmounted).
+    static func readInotifyNames(_ fd: Int32) -> (names: [String], watchEnded: Bool) {
+        var names: [String] = []
+        var ended = false
+        let capacity = 4096
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment)
+        defer { buffer.deallocate() }
+        let header = MemoryLayout<inotify_event>.size
+        while case .success(let count) = readBytes(fd, into: buffer), count > 0 {
+            var offset = 0
+            while offset + header <= count {
+                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                if event.mask & UInt32(IN_IGNORED) != 0 { ended = true }
+                let length = Int(event.len)
+                if length > 0, offset + header + length <= count {
+                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + header)..<(offset + header + length)])
+                    let end = bytes.firstIndex(of: 0) ?? bytes.count
+                    names.append(String(decoding: bytes[..<end], as: UTF8.self))
+                }
+                offset += header + length
+            }
+        }
+        return (names, ended)
+    }
+
     // MARK: eventfd(2), timerfd_create(2), signalfd(2)
 
     static func makeEventFD() throws(Errno) -> Int32 {
