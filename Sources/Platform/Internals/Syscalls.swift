@@ -175,6 +175,52 @@ enum Syscalls {
         return fd
     }
 
+    /// `inotify_init1(IN_NONBLOCK | IN_CLOEXEC)` watching what may remove `file`: `directory` losing
+    /// a name or going (`IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF`), `file` going
+    /// (`IN_DELETE_SELF | IN_MOVE_SELF`, and `IN_ATTRIB`, which an unlink sends), and every
+    /// directory above `file`'s real path (`realpath(3)`) going (`IN_DELETE_SELF | IN_MOVE_SELF`:
+    /// a link that would dangle). Only what removes something sends an event. -1 when `file` or
+    /// `directory` cannot be watched.
+    static func watchForRemoval(directory: String, file: String) -> Int32 {
+        guard let resolved = realpath(file, nil) else { return -1 }
+        let real = String(cString: resolved)
+        free(resolved)
+        guard let fd = try? retrying({ inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }) else { return -1 }
+        let gone = UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
+        guard inotify_add_watch(fd, directory, UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM) | gone) >= 0,
+              inotify_add_watch(fd, file, gone | UInt32(IN_ATTRIB)) >= 0 else {
+            _ = close(fd)
+            return -1
+        }
+        var ancestor = Substring(real)
+        while let slash = ancestor.lastIndex(of: "/"), slash > ancestor.startIndex {
+            ancestor = ancestor[..<slash]
+            _ = inotify_add_watch(fd, String(ancestor), gone)
+        }
+        return fd
+    }
+
+    /// Reads and discards every pending event of an inotify descriptor: whether any came, and
+    /// whether a watch ended (`IN_IGNORED`).
+    static func drainInotifyEvents(_ fd: Int32) -> (came: Bool, watchEnded: Bool) {
+        var came = false
+        var ended = false
+        let capacity = 1024
+        withUnsafeTemporaryAllocation(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment) { buffer in
+            let header = MemoryLayout<inotify_event>.size
+            while case .success(let count) = readBytes(fd, into: buffer), count > 0 {
+                came = true
+                var offset = 0
+                while offset + header <= count {
+                    let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                    if event.mask & UInt32(IN_IGNORED) != 0 { ended = true }
+                    offset += header + Int(event.len)
+                }
+            }
+        }
+        return (came, ended)
+    }
+
     /// Reads every pending `struct inotify_event` of `fd`: the names they carry (an event without
     /// a name, such as `IN_IGNORED`, gives none), and whether the watch ended (`IN_IGNORED`: the
     /// directory was removed or its file system unmounted).
