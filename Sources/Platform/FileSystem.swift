@@ -143,7 +143,7 @@ public enum FileSystem {
     /// simulator's, umockdev's, a test fixture's) the path is looked up only after an event that
     /// may have removed it: the directory losing a name (`IN_DELETE`, `IN_MOVED_FROM`), the file
     /// or a directory above its real path removed or moved (`IN_DELETE_SELF`, `IN_MOVE_SELF`, the
-    /// file's `IN_ATTRIB` as its link count drops); otherwise a check is one `read(2)` that finds nothing
+    /// file's `IN_ATTRIB` as its link count drops); otherwise a check is one `poll(2)` that finds nothing
     /// (the path walk was a quarter of a resting claim's CPU). sysfs sends no events, and needs
     /// no check: the kernel answers reads of an unbound device's open attributes with `ENODEV`.
     /// Once a watch has ended (its file replaced), every check walks the path again.
@@ -173,6 +173,9 @@ public enum FileSystem {
         /// Whether the path exists now (following symbolic links).
         public var exists: Bool {
             if events >= 0, !watchEnded.load(ordering: .relaxed) {
+                // `poll(2)` first: umockdev's preload wraps `read(2)` (a lock with the signals
+                // blocked around it), not `poll`; the events are read only when some came.
+                guard Syscalls.hasInput(events) else { return true }
                 let (came, ended) = Syscalls.drainInotifyEvents(events)
                 if ended { watchEnded.store(true, ordering: .relaxed) }
                 guard came else { return true }

@@ -200,6 +200,11 @@ enum Syscalls {
         return fd
     }
 
+    /// Whether `fd` is readable now (`poll(2)` with a zero timeout).
+    static func hasInput(_ fd: Int32) -> Bool {
+        ((try? pollOne(fd, events: Int16(POLLIN), milliseconds: 0)) ?? 0) & Int16(POLLIN) != 0
+    }
+
     /// Reads and discards every pending event of an inotify descriptor: whether any came, and
     /// whether a watch ended (`IN_IGNORED`).
     static func drainInotifyEvents(_ fd: Int32) -> (came: Bool, watchEnded: Bool) {
