@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 import SystemPackage
+import Synchronization
 
 /// Whole-file and directory operations that swift-system does not offer, on paths as `String`s.
 /// Open, read, write and close go through swift-system's `FileDescriptor` (which retries `EINTR`);
@@ -137,25 +138,53 @@ public enum FileSystem {
     /// walk of a component or two instead of the whole path each time (issue 37: under umockdev's
     /// preload an `access(2)` of a `/sys` path was a third of a resting claim's CPU). A directory
     /// that cannot be opened leaves the whole path checked each time (`access(2)`).
+    ///
+    /// Issue 37: where the file system sends `inotify(7)` events (a tmpfs or ext4 tree: the
+    /// simulator's, umockdev's, a test fixture's) the path is looked up only after an event that
+    /// may have removed it: the directory losing a name (`IN_DELETE`, `IN_MOVED_FROM`), the file
+    /// or a directory above its real path removed or moved (`IN_DELETE_SELF`, `IN_MOVE_SELF`, the
+    /// file's `IN_ATTRIB` as its link count drops); otherwise a check is one `poll(2)` that finds nothing
+    /// (the path walk was a quarter of a resting claim's CPU). sysfs sends no events, and needs
+    /// no check: the kernel answers reads of an unbound device's open attributes with `ENODEV`.
+    /// Once a watch has ended (its file replaced), every check walks the path again.
     public final class PresenceCheck: Sendable {
         /// The whole path, for messages.
         public let path: String
         private let relativePath: String
         private let directory: Int32
+        /// The `inotify(7)` descriptor, -1 when none could be made.
+        private let events: Int32
+        /// True once a watch ended: the path is walked at every check from then on.
+        private let watchEnded = Atomic<Bool>(false)
 
         /// `directory`/`relativePath` (`relativePath` without a leading `/`).
         public init(directory: String, relativePath: String) {
             path = directory + "/" + relativePath
             self.relativePath = relativePath
             self.directory = Syscalls.openDirectoryForLookups(directory)
+            events = Syscalls.watchForRemoval(directory: directory, file: path)
         }
 
-        deinit { if directory >= 0 { Syscalls.closeIgnoringErrors(directory) } }
+        deinit {
+            if directory >= 0 { Syscalls.closeIgnoringErrors(directory) }
+            if events >= 0 { Syscalls.closeIgnoringErrors(events) }
+        }
 
         /// Whether the path exists now (following symbolic links).
         public var exists: Bool {
-            directory >= 0 ? Syscalls.exists(relativePath, relativeTo: directory) : FileSystem.exists(path)
+            if events >= 0, !watchEnded.load(ordering: .relaxed) {
+                // `poll(2)` first: umockdev's preload wraps `read(2)` (a lock with the signals
+                // blocked around it), not `poll`; the events are read only when some came.
+                guard Syscalls.hasInput(events) else { return true }
+                let (came, ended) = Syscalls.drainInotifyEvents(events)
+                if ended { watchEnded.store(true, ordering: .relaxed) }
+                guard came else { return true }
+            }
+            return directory >= 0 ? Syscalls.exists(relativePath, relativeTo: directory) : FileSystem.exists(path)
         }
+
+        /// Whether checks are answered by the watch (tests).
+        public var isWatched: Bool { events >= 0 && !watchEnded.load(ordering: .relaxed) }
     }
 
     /// Whether `path` exists as a name, even as a dangling symbolic link (`lstat(2)`).

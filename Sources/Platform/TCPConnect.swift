@@ -54,6 +54,11 @@ public struct TCPEndpoint: Sendable, Equatable, CustomStringConvertible {
         }
     }
 
+    /// An address of this host's loopback interface: 127.0.0.0/8 or `::1` (RFC 1122 § 3.2.1.3, RFC 4291 § 2.5.3).
+    public var isLoopback: Bool {
+        addressBytes.count == 4 ? addressBytes[0] == 127 : addressBytes == [UInt8](repeating: 0, count: 15) + [1]
+    }
+
     /// `127.0.0.1:2947`, `[::1]:2947`.
     public var description: String {
         let text = Syscalls.addressText(addressBytes)

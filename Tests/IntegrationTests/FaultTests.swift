@@ -132,6 +132,42 @@ import TestSupport
         #expect(q.log.components(separatedBy: "no compass:").count - 1 <= 2, "one line per change of state")
     }
 
+    /// Issue 37: on a tree that sends inotify events (the simulator's, as umockdev's) a claimed
+    /// daemon checks that its sensors are still there without walking their paths: no
+    /// `faccessat(2)` of a device's `name` while nothing is removed (there were two a second), and
+    /// one after the magnetometer goes, which is still followed. Counted with strace.
+    @Test func aClaimChecksItsSensorsArePresentWithoutWalkingTheirPaths() throws {
+        let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
+        let phone = try SimulatedPhone(phone: .pinephone, scene: scene(at: london, orientation: .init(headingDegrees: 30)))
+        defer { phone.stop() }
+        let q = try QibladHarness(); defer { q.stop() }
+        let trace = q.stateDirectory.path + "/strace.out"
+        let arguments = ["--session", "--no-gpsd", "--sysfs-root", phone.sysfsRoot, "--location=51.5074,-0.1278",
+                         "--state-dir", q.stateDirectory.path, "--config", q.stateDirectory.path + "/qiblad.conf"]
+        let traced = try ChildProcess("strace", ["-f", "-qq", "-o", trace, "-e", "trace=access,faccessat,faccessat2",
+                                                 product("qiblad").path] + arguments, environment: q.bus.environment)
+        defer { traced.terminate() }
+        #expect(waitUntil(timeout: 20) { (try? q.nameHasOwner()) == true }, "\(traced.standardError)")
+        phone.start()
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        defer { claim.terminate() }
+        #expect(waitUntil(timeout: 15) { ((try? q.double("Heading")) ?? .nan).isFinite }, "\(traced.standardError)")
+        let nameLookups = {
+            ((try? String(contentsOfFile: trace, encoding: .utf8)) ?? "").split(separator: "\n")
+                .filter { $0.contains("iio:device") && $0.contains("/name\"") }.count
+        }
+        let before = nameLookups()
+        sleep(4)   // four presence checks per sensor
+        #expect(nameLookups() == before, "no path walked while nothing was removed")
+        let devices = phone.sysfsRoot + "/bus/iio/devices"
+        let magnetometer = try #require(try FileManager.default.contentsOfDirectory(atPath: devices).first { name in
+            (try? String(contentsOfFile: "\(devices)/\(name)/name", encoding: .utf8))?.contains("lis3mdl") == true
+        })
+        try FileManager.default.moveItem(atPath: "\(devices)/\(magnetometer)", toPath: phone.sysfsRoot + "/unbound")
+        #expect(waitUntil(timeout: 10) { (try? q.bool("HasCompass")) == false }, "\(traced.standardError.suffix(2000))")
+        #expect(nameLookups() > before, "the removal was checked")
+    }
+
     @Test func unparseableSensorValuesAreDroppedAndTheDeviceRecovers() throws {
         let london = try GeodeticPosition(latitudeDegrees: 51.5074, longitudeDegrees: -0.1278)
         let rig = try CompassRig(scene: scene(at: london, orientation: .init(headingDegrees: 30)), location: "51.5074,-0.1278")

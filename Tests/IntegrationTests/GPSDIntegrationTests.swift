@@ -79,6 +79,35 @@ import TestSupport
         #expect(mostThreads <= threadsIdle, "no thread for an attempt: \(mostThreads) threads seen, \(threadsIdle) idle")
     }
 
+    /// Issue 37: gpsd absent when the claim begins is watched for, not asked every 30 s. Its control
+    /// socket appearing in `gpsd-socket-directory` (here gpsfake's, whose `TMPDIR` is that
+    /// directory; Debian's `gpsd.socket` creates `/run/gpsd.sock`) starts an attempt at once. Counted:
+    /// one refused attempt at the claim's start, one appearance (another name created there asks
+    /// nothing), then a handful of attempts at most while gpsd binds its port; without the watch
+    /// the next attempt would come only after 5 minutes, far past the test's wait (gpsfake is
+    /// ready, its device listed, when `GPSFake` returns).
+    @Test func aGpsdStartedDuringTheClaimIsUsedWhenItsSocketAppears() throws {
+        let port = freePort()   // nobody listens there yet
+        let sockets = try TemporaryDirectory(prefix: "gpsd-run")
+        defer { sockets.remove() }
+        let q = try QibladHarness(arguments: ["--gpsd", "127.0.0.1:\(port)", "--sysfs-root", "/nonexistent"]); defer { q.stop() }
+        try q.stateDirectory.write("gpsd-socket-directory = \(sockets.path)\n", to: "qiblad.conf")
+        try q.start()
+        let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
+        defer { claim.terminate() }
+        #expect(waitUntil(timeout: 10) { q.log.contains("watching \(sockets.path) for its socket") }, "\(q.log)")
+        let attempts = { q.log.split(separator: "\n").filter { $0.contains("cannot connect to gpsd") || $0.contains("gpsd connect attempt failed") }.count }
+        #expect(attempts() == 1, "\(q.log)")
+        try "1\n".write(toFile: sockets.path + "/gpsd.pid", atomically: false, encoding: .utf8)
+        let gpsd = try GPSFake(logPath: Self.logs.appendingPathComponent("city-london.log").path, port: port, socketDirectory: sockets)
+        defer { gpsd.kill() }
+        #expect(waitUntil(timeout: 60) { (try? q.string("LocationSource")) == "gpsd" }, "\(q.log)")
+        let appearances = q.log.components(separatedBy: "a socket appeared in \(sockets.path)").count - 1
+        #expect(appearances == 1, "gpsfake's control socket, not gpsd.pid: \(q.log)")
+        #expect(attempts() <= 1 + 4, "the claim's attempt, then at most 4 while gpsd binds its port: \(q.log)")
+        #expect(q.log.components(separatedBy: "opening a libgps session").count - 1 == 1, "\(q.log)")
+    }
+
     @Test func withoutAClaimTheDaemonDoesNotTouchGpsd() throws {
         let port = freePort()
         let gpsd = try GPSFake(logPath: Self.logs.appendingPathComponent("city-london.log").path, port: port); defer { gpsd.kill() }

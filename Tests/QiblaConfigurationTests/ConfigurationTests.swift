@@ -36,6 +36,7 @@ import QiblaState
             smoothing-window = 1.5
             gpsd = 192.168.1.2:3000
             fix-timeout = 20
+            gpsd-socket-directory = /var/run/gps
             sensor-mode = buffered
             sample-rate = 50
             magnetometer = lis3mdl
@@ -50,6 +51,7 @@ import QiblaState
         #expect(config.model.compass.smoothingWindowSeconds == 1.5)
         #expect(config.gpsd?.host == "192.168.1.2" && config.gpsd?.port == 3000)
         #expect(config.gpsd?.fixTimeoutSeconds == 20)
+        #expect(config.gpsd?.controlSocketDirectory == "/var/run/gps")
         #expect(config.sensors.mode == .buffered)
         #expect(config.sensors.sampleRateHertz == 50)
         #expect(config.sensors.preferredMagnetometerName == "lis3mdl" && config.sensors.preferredAccelerometerName == "mpu6050")
@@ -67,6 +69,7 @@ import QiblaState
         ("kaaba = 91, 0", 1, "kaaba"),
         ("kaaba = 21.4", 1, "kaaba"),
         ("gpsd = host:99999", 1, "gpsd"),
+        ("gpsd-socket-directory = run", 1, "gpsd-socket-directory"),
         ("location-source = modem", 1, "location-source"),
         ("sensor-mode = dma", 1, "sensor-mode"),
         ("magnetometer-mount-matrix = 0, 0, 0; 0, 1, 0; 0, 0, 1", 1, "magnetometer-mount-matrix"),

@@ -54,14 +54,18 @@ final class SourceHarness {
     /// Called for every event after it is recorded (to stop the source from the handler, say).
     var onEvent: ((GPSDEvent) -> Void)?
 
-    init(port: Int, host: String = "127.0.0.1", fixTimeoutSeconds: Double = 10, absentRetrySeconds: Double = 30) throws {
+    /// `controlSocketDirectory`: none by default, so that `absentRetrySeconds` paces the attempts
+    /// (the source's default watches `/run`).
+    init(port: Int, host: String = "127.0.0.1", fixTimeoutSeconds: Double = 10, absentRetrySeconds: Double = 30,
+         controlSocketDirectory: String? = nil) throws {
         let loop = try EventLoop()
         self.loop = loop
         var logger = Logger(label: "qiblad.gpsd.test")
         logger.logLevel = .info
         let box = EventBox()
         source = GPSDPositionSource(
-            configuration: .init(host: host, port: port, fixTimeoutSeconds: fixTimeoutSeconds, absentRetrySeconds: absentRetrySeconds),
+            configuration: .init(host: host, port: port, fixTimeoutSeconds: fixTimeoutSeconds, absentRetrySeconds: absentRetrySeconds,
+                                 controlSocketDirectory: controlSocketDirectory),
             loop: loop, logger: logger) { event in box.harness?.record(event) }
         box.harness = self
     }

@@ -284,8 +284,11 @@ public final class GPSFake: @unchecked Sendable {
     public let logCycleSeconds: Double
 
     /// `launcher` is the command that runs gpsfake (a test may put a wrapper in front of it).
+    /// `socketDirectory`: gpsfake's `TMPDIR`, where its gpsd binds its control socket
+    /// (`gpsfake-PID.sock`; a test's fresh directory that a daemon watches), for every launch;
+    /// else a fresh one per launch.
     public init(logPath: String, port: Int, cycleSeconds: Double = 0.1, readyTimeout: Double = 15,
-                launcher: [String] = ["gpsfake"]) throws {
+                launcher: [String] = ["gpsfake"], socketDirectory: TemporaryDirectory? = nil) throws {
         self.port = port
         // Lines as bytes: a log may hold any byte, and Foundation 6.0 (Debian 13) decodes no Latin-1.
         let sentences = try Data(contentsOf: URL(fileURLWithPath: logPath))
@@ -293,7 +296,7 @@ public final class GPSFake: @unchecked Sendable {
         logCycleSeconds = Double(sentences) * cycleSeconds
         var failures: [String] = []
         while true {
-            let directory = try TemporaryDirectory(prefix: "gpsfake")
+            let directory = try socketDirectory ?? TemporaryDirectory(prefix: "gpsfake")
             let launched = ContinuousClock.now
             let child = try ChildProcess(launcher[0], Array(launcher.dropFirst()) + ["-q", "-c", String(cycleSeconds), "-P", String(port), logPath],
                                          environment: ["TMPDIR": directory.path])
@@ -306,7 +309,7 @@ public final class GPSFake: @unchecked Sendable {
                 return
             }
             child.terminate(grace: 5)
-            directory.remove()
+            if socketDirectory == nil { directory.remove() }
             print("gpsfake on port \(port): gpsd did not list the device within \(readyTimeout) s; launching it again")
             failures.append("exit status \(child.isRunning ? "running" : String(child.process.terminationStatus)): \(child.standardError.suffix(300))")
             if failures.count == 3 {

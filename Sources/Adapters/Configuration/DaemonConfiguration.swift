@@ -50,6 +50,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
     /// config file does not stop an older daemon).
     public static let knownKeys: Set<String> = [
         "bearing-model", "kaaba", "max-signal-rate", "smoothing-window", "location-source", "gpsd", "fix-timeout",
+        "gpsd-socket-directory",
         "sensor-mode", "sample-rate", "rest-sample-rate", "magnetometer", "accelerometer",
         "magnetometer-mount-matrix", "accelerometer-mount-matrix", "gyroscope", "gyroscope-mount-matrix",
         "interference-field-tolerance", "interference-dip-tolerance", "interference-enter", "interference-recover",
@@ -78,6 +79,8 @@ public struct DaemonConfiguration: Sendable, Equatable {
         var warnings: [String] = []
         // `fix-timeout` may come before or after `gpsd = none`; it is kept for when gpsd is on.
         var fixTimeoutSeconds: Double?
+        // The same for `gpsd-socket-directory` (nil: not given; .some(nil): `none`).
+        var gpsdSocketDirectory: String??
         for (file, entry) in entries {
             let value = entry.value
             func bad(_ expected: String) -> ConfigurationError {
@@ -125,6 +128,13 @@ public struct DaemonConfiguration: Sendable, Equatable {
             case "interference-enter": config.model.compass.calibrator.interference.enterSeconds = try number(0.05...10)
             case "interference-recover": config.model.compass.calibrator.interference.recoverSeconds = try number(0.05...30)
             case "fix-timeout": fixTimeoutSeconds = try number(1...3600)
+            case "gpsd-socket-directory":
+                if ["none", "off"].contains(value.lowercased()) {
+                    gpsdSocketDirectory = .some(nil)
+                } else {
+                    guard value.hasPrefix("/") else { throw bad("an absolute directory or none") }
+                    gpsdSocketDirectory = .some(value)
+                }
             case "sample-rate":
                 // One rate with or without a gyroscope (the defaults differ: 20 and 50).
                 config.sensors.sampleRateHertz = try number(1...200)
@@ -190,6 +200,7 @@ public struct DaemonConfiguration: Sendable, Equatable {
             }
         }
         if let fixTimeoutSeconds { config.gpsd?.fixTimeoutSeconds = fixTimeoutSeconds }
+        if let gpsdSocketDirectory { config.gpsd?.controlSocketDirectory = gpsdSocketDirectory }
         return (config, warnings)
     }
 }

@@ -59,8 +59,8 @@ public enum GPSDEvent: Sendable, Equatable {
     /// connection ended. Sent once per loss; the next ``fix(_:)`` ends it.
     case fixLost
     /// One attempt to connect failed (refused, unreachable, no gpsd answer); the next is already
-    /// scheduled (after ``Configuration/absentRetrySeconds`` while nothing has listened since
-    /// ``GPSDPositionSource/start()``, else with backoff). Sent for every attempt: the owner decides what reaches the journal.
+    /// scheduled (while nothing has listened since ``GPSDPositionSource/start()``: when gpsd's
+    /// socket appears or after the absent retry interval, else with backoff). Sent for every attempt: the owner decides what reaches the journal.
     case connectFailed(reason: String)
 }
 
@@ -81,8 +81,11 @@ public enum GPSDEvent: Sendable, Equatable {
 ///   Reading is non-blocking: on readiness the source
 ///   calls `gps_read` while `gps_waiting(data, 0)` says libgps still has buffered bytes, at most
 ///   ``maximumReportsPerWakeup`` reports per wakeup so an endless stream cannot starve the loop.
-/// - While nothing has accepted a connection since ``start()`` (gpsd absent), tries again every
-///   ``Configuration/absentRetrySeconds``. Otherwise
+/// - While nothing has accepted a connection since ``start()`` (gpsd absent) and the host is this
+///   one, watches ``Configuration/controlSocketDirectory`` and tries again when a socket appears
+///   there (then at 0.5, 1, 2, 4 s while refused: gpsd binds its control socket before its TCP
+///   port), else every ``Configuration/watchedAbsentRetrySeconds``; for another host, or when the
+///   directory cannot be watched, every ``Configuration/absentRetrySeconds``. Otherwise
 ///   reconnects with exponential backoff (initial, doubling, capped at the maximum), reset once a
 ///   connection delivered a gpsd report. Logs a connection and its loss; failed attempts go to the owner as ``GPSDEvent/connectFailed(reason:)``.
 public final class GPSDPositionSource {
@@ -104,16 +107,29 @@ public final class GPSDPositionSource {
         /// restart, a hang). Issue 37: attempts every 0.5, 1, 2, 4, 8 s early in every claim woke
         /// the loop and kept the failure path's pages mapped for nothing.
         public var absentRetrySeconds: Double
+        /// Where gpsd's control socket appears when gpsd starts (nil: nowhere to watch). Debian's
+        /// `gpsd.socket` creates `/run/gpsd.sock` when gpsd is installed or its socket started,
+        /// and `gpsd -F /run/gpsd.sock` does when run by hand; gpsfake puts `gpsfake-PID.sock` in
+        /// its `$TMPDIR`. While gpsd on the local host is absent, a name ending in `.sock` created
+        /// here asks again at once (issue 37: watched, not polled; `inotify(7)`, no wakeup while
+        /// nothing comes).
+        public var controlSocketDirectory: String?
+        /// Seconds between attempts while gpsd is absent and ``controlSocketDirectory`` is watched:
+        /// for a gpsd started without a control socket there.
+        public var watchedAbsentRetrySeconds: Double
 
         public init(host: String = "localhost", port: Int = 2947, fixTimeoutSeconds: Double = 10.0,
                     initialBackoffSeconds: Double = 0.5, maximumBackoffSeconds: Double = 30.0,
-                    absentRetrySeconds: Double = 30.0) {
+                    absentRetrySeconds: Double = 30.0, controlSocketDirectory: String? = "/run",
+                    watchedAbsentRetrySeconds: Double = 300.0) {
             self.host = host
             self.port = port
             self.fixTimeoutSeconds = fixTimeoutSeconds
             self.initialBackoffSeconds = initialBackoffSeconds
             self.maximumBackoffSeconds = maximumBackoffSeconds
             self.absentRetrySeconds = absentRetrySeconds
+            self.controlSocketDirectory = controlSocketDirectory
+            self.watchedAbsentRetrySeconds = watchedAbsentRetrySeconds
         }
     }
 
@@ -133,6 +149,8 @@ public final class GPSDPositionSource {
         public var libGPSOpens = 0
         /// Name resolutions made (`getaddrinfo`, on a thread): at most one per ``start()``.
         public var resolutions = 0
+        /// Attempts made because a socket appeared in ``Configuration/controlSocketDirectory``.
+        public var socketAppearances = 0
         public init() {}
     }
 
@@ -168,6 +186,13 @@ public final class GPSDPositionSource {
     /// The probe in flight: its socket, its writable watch, the endpoints left to try.
     private var probe: (attempt: TCPConnectAttempt, endpoint: TCPEndpoint, token: EventLoop.Token, remaining: ArraySlice<TCPEndpoint>)?
     private var probeTimer: EventLoop.Token?
+    /// ``Configuration/controlSocketDirectory``'s watch and its readable watch, while gpsd is absent.
+    private var socketWatch: (watch: DirectoryWatch, token: EventLoop.Token)?
+    /// A watch that could not be made this ``start()`` (no such directory, no inotify): not tried again.
+    private var socketWatchFailed = false
+    /// Attempts left at the doubling backoff after a socket appeared (gpsd binds its control
+    /// socket before it listens on TCP).
+    private var attemptsAfterAppearance = 0
     private var retryTimer: EventLoop.Token?
     private var handshakeTimer: EventLoop.Token?
     private var drainTimer: EventLoop.Token?
@@ -193,6 +218,7 @@ public final class GPSDPositionSource {
     /// Must run on the loop thread, like every other member: removes this source's watch and timers.
     deinit {
         endProbe()
+        endSocketWatch()
         closeSession()
         cancel(&retryTimer)
     }
@@ -211,6 +237,8 @@ public final class GPSDPositionSource {
         backoffSeconds = configuration.initialBackoffSeconds
         endpoints = TCPEndpoint.withoutResolver(host: configuration.host, port: configuration.port)
         hasListenedSinceStart = false
+        socketWatchFailed = false
+        attemptsAfterAppearance = 0
         probesRefusedAtStart = statistics.probesRefused
         refusedReason = "nothing accepts connections on \(configuration.host) port \(configuration.port)"
         logger.debug("gpsd position source started")
@@ -225,6 +253,7 @@ public final class GPSDPositionSource {
         attempt &+= 1
         isConnecting = false
         endProbe()
+        endSocketWatch()
         session?.disableWatch()
         closeSession()
         cancel(&retryTimer)
@@ -353,6 +382,7 @@ public final class GPSDPositionSource {
     /// Something listens: libgps' blocking `gps_open` on a short-lived thread.
     private func openLibGPS() {
         hasListenedSinceStart = true
+        endSocketWatch()
         let thisAttempt = attempt
         let configuration = self.configuration
         let loop = self.loop
@@ -436,8 +466,12 @@ public final class GPSDPositionSource {
             }
         }
         let delay: Double
-        if absent {
-            delay = configuration.absentRetrySeconds
+        if absent, attemptsAfterAppearance > 0 {
+            attemptsAfterAppearance -= 1
+            delay = backoffSeconds
+            backoffSeconds = min(backoffSeconds * 2, configuration.maximumBackoffSeconds)
+        } else if absent {
+            delay = watchControlSocketDirectory() ? configuration.watchedAbsentRetrySeconds : configuration.absentRetrySeconds
         } else {
             delay = backoffSeconds
             backoffSeconds = min(backoffSeconds * 2, configuration.maximumBackoffSeconds)
@@ -448,6 +482,55 @@ public final class GPSDPositionSource {
             self.connect()
         }
     }
+
+    // MARK: Watching for gpsd's socket
+
+    /// Attempts at the doubling backoff (0.5, 1, 2, 4 s) after a socket appeared and the attempt
+    /// it started was refused: gpsd binds its control socket before its TCP port, and systemd
+    /// creates `gpsd.socket`'s sockets one after the other.
+    static let attemptsAfterAnAppearance = 4
+
+    /// Watches ``Configuration/controlSocketDirectory`` while gpsd on the local host is absent;
+    /// true while a watch is armed. A remote host's gpsd puts nothing here.
+    private func watchControlSocketDirectory() -> Bool {
+        if socketWatch != nil { return true }
+        guard !socketWatchFailed, let directory = configuration.controlSocketDirectory,
+              let endpoints, endpoints.allSatisfy(\.isLoopback) else { return false }
+        do {
+            let watch = try DirectoryWatch(directory: directory)
+            let token = loop.watch(watch.fileDescriptor, for: .readable) { [unowned self] _ in socketDirectoryChanged() }
+            socketWatch = (watch, token)
+            logger.debug("gpsd absent: watching \(directory) for its socket")
+            return true
+        } catch {
+            socketWatchFailed = true
+            logger.debug("cannot watch \(directory) for gpsd's socket (\(error)): asking every \(configuration.absentRetrySeconds) s")
+            return false
+        }
+    }
+
+    private func socketDirectoryChanged() {
+        guard let current = socketWatch else { return }
+        let (names, ended) = current.watch.newNames()
+        if ended { endSocketWatch() }
+        guard names.contains(where: { $0.hasSuffix(".sock") }), isActive, !isConnecting, session == nil else { return }
+        statistics.socketAppearances += 1
+        logger.debug("a socket appeared in \(current.watch.directory): asking gpsd again")
+        cancel(&retryTimer)
+        attemptsAfterAppearance = Self.attemptsAfterAnAppearance
+        backoffSeconds = configuration.initialBackoffSeconds
+        statistics.reconnects += 1
+        connect()
+    }
+
+    private func endSocketWatch() {
+        guard let current = socketWatch else { return }
+        loop.cancel(current.token)
+        socketWatch = nil
+    }
+
+    /// Whether ``Configuration/controlSocketDirectory`` is watched now (gpsd absent, host local).
+    public var isWatchingForSocket: Bool { socketWatch != nil }
 
     // MARK: Reading
 

@@ -5,5 +5,6 @@ extension GPSDPositionSource.Configuration: Equatable {
         a.host == b.host && a.port == b.port && a.fixTimeoutSeconds == b.fixTimeoutSeconds
             && a.initialBackoffSeconds == b.initialBackoffSeconds && a.maximumBackoffSeconds == b.maximumBackoffSeconds
             && a.absentRetrySeconds == b.absentRetrySeconds
+            && a.controlSocketDirectory == b.controlSocketDirectory && a.watchedAbsentRetrySeconds == b.watchedAbsentRetrySeconds
     }
 }

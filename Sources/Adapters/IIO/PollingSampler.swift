@@ -22,7 +22,8 @@ final class PolledChannel: Sendable {
     /// The device's sysfs `name` attribute, checked once a second: a kernel answers reads of an
     /// unbound device's open attributes with ENODEV, but a tree of plain files (the simulator,
     /// a test fixture) keeps answering, so the device directory's presence is checked as well
-    /// (relative to the devices' directory, opened once).
+    /// (relative to the devices' directory, opened once; where the tree sends `inotify(7)`
+    /// events, walked only after one that may have removed it: ``FileSystem/PresenceCheck``).
     let presence: FileSystem.PresenceCheck
     /// For the message when the device has gone: `iio:deviceN (name)`.
     let deviceDescription: String

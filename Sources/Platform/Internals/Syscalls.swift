@@ -160,6 +160,99 @@ enum Syscalls {
         }
     }
 
+    // MARK: inotify(7)
+
+    /// `inotify_init1(IN_NONBLOCK | IN_CLOEXEC)` with one watch on `directory` for names created or
+    /// moved into it (`IN_CREATE | IN_MOVED_TO`, `IN_ONLYDIR`).
+    static func watchDirectoryForNewNames(_ directory: String) throws(Errno) -> Int32 {
+        let fd = try retrying { inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }
+        let mask = UInt32(IN_CREATE) | UInt32(IN_MOVED_TO) | UInt32(IN_ONLYDIR)
+        guard inotify_add_watch(fd, directory, mask) >= 0 else {
+            let error = lastError
+            _ = close(fd)
+            throw error
+        }
+        return fd
+    }
+
+    /// `inotify_init1(IN_NONBLOCK | IN_CLOEXEC)` watching what may remove `file`: `directory` losing
+    /// a name or going (`IN_DELETE | IN_MOVED_FROM | IN_DELETE_SELF | IN_MOVE_SELF`), `file` going
+    /// (`IN_DELETE_SELF | IN_MOVE_SELF`, and `IN_ATTRIB`, which an unlink sends), and every
+    /// directory above `file`'s real path (`realpath(3)`) going (`IN_DELETE_SELF | IN_MOVE_SELF`:
+    /// a link that would dangle). Only what removes something sends an event. -1 when `file` or
+    /// `directory` cannot be watched.
+    static func watchForRemoval(directory: String, file: String) -> Int32 {
+        guard let resolved = realpath(file, nil) else { return -1 }
+        let real = String(cString: resolved)
+        free(resolved)
+        guard let fd = try? retrying({ inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC)) }) else { return -1 }
+        let gone = UInt32(IN_DELETE_SELF) | UInt32(IN_MOVE_SELF)
+        guard inotify_add_watch(fd, directory, UInt32(IN_DELETE) | UInt32(IN_MOVED_FROM) | gone) >= 0,
+              inotify_add_watch(fd, file, gone | UInt32(IN_ATTRIB)) >= 0 else {
+            _ = close(fd)
+            return -1
+        }
+        var ancestor = Substring(real)
+        while let slash = ancestor.lastIndex(of: "/"), slash > ancestor.startIndex {
+            ancestor = ancestor[..<slash]
+            _ = inotify_add_watch(fd, String(ancestor), gone)
+        }
+        return fd
+    }
+
+    /// Whether `fd` is readable now (`poll(2)` with a zero timeout).
+    static func hasInput(_ fd: Int32) -> Bool {
+        ((try? pollOne(fd, events: Int16(POLLIN), milliseconds: 0)) ?? 0) & Int16(POLLIN) != 0
+    }
+
+    /// Reads and discards every pending event of an inotify descriptor: whether any came, and
+    /// whether a watch ended (`IN_IGNORED`).
+    static func drainInotifyEvents(_ fd: Int32) -> (came: Bool, watchEnded: Bool) {
+        var came = false
+        var ended = false
+        let capacity = 1024
+        withUnsafeTemporaryAllocation(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment) { buffer in
+            let header = MemoryLayout<inotify_event>.size
+            while case .success(let count) = readBytes(fd, into: buffer), count > 0 {
+                came = true
+                var offset = 0
+                while offset + header <= count {
+                    let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                    if event.mask & UInt32(IN_IGNORED) != 0 { ended = true }
+                    offset += header + Int(event.len)
+                }
+            }
+        }
+        return (came, ended)
+    }
+
+    /// Reads every pending `struct inotify_event` of `fd`: the names they carry (an event without
+    /// a name, such as `IN_IGNORED`, gives none), and whether the watch ended (`IN_IGNORED`: the
+    /// directory was removed or its file system unmounted).
+    static func readInotifyNames(_ fd: Int32) -> (names: [String], watchEnded: Bool) {
+        var names: [String] = []
+        var ended = false
+        let capacity = 4096
+        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment)
+        defer { buffer.deallocate() }
+        let header = MemoryLayout<inotify_event>.size
+        while case .success(let count) = readBytes(fd, into: buffer), count > 0 {
+            var offset = 0
+            while offset + header <= count {
+                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                if event.mask & UInt32(IN_IGNORED) != 0 { ended = true }
+                let length = Int(event.len)
+                if length > 0, offset + header + length <= count {
+                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + header)..<(offset + header + length)])
+                    let end = bytes.firstIndex(of: 0) ?? bytes.count
+                    names.append(String(decoding: bytes[..<end], as: UTF8.self))
+                }
+                offset += header + length
+            }
+        }
+        return (names, ended)
+    }
+
     // MARK: eventfd(2), timerfd_create(2), signalfd(2)
 
     static func makeEventFD() throws(Errno) -> Int32 {
