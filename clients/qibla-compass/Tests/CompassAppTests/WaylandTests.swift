@@ -146,7 +146,13 @@ func lastWindowSize(_ log: String) -> (width: Int, height: Int)? {
         #expect(waitUntil(timeout: 20) { claims() == 1 }, "no claim: \(app.standardError)")
         #expect(waitUntil(timeout: 10) { app.standardError.contains("showing compass") })
         usleep(2_500_000)  // the dial settles, the smoothing window fills
-        let portrait = try phosh.screenshot(to: rig.directory.path + "/phosh.png")
+        // On a busy machine phoc may not have drawn the app's first frame yet (a black output):
+        // the shot is taken again until the dial shows, for 10 s at most.
+        var portrait = try phosh.screenshot(to: rig.directory.path + "/phosh.png")
+        for _ in 0..<20 where portrait.dial() == nil {
+            usleep(500_000)
+            portrait = try phosh.screenshot(to: rig.directory.path + "/phosh.png")
+        }
         #expect(portrait.width == 360 && portrait.height == 720)
         let dial = try #require(portrait.dial(), "no dial on Phosh's screen")
         #expect(abs(dial.centre.0 - 180) < 20, "dial centre \(dial.centre)")
