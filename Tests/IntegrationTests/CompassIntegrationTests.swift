@@ -156,7 +156,11 @@ final class CompassRig: @unchecked Sendable {
 
     @Test(arguments: sites)
     func headingIsAccurateFlatAndTilted(site: Site) throws {
-        let e = try Self.errors(site: site, orientations: Self.flatish, axis: "top", backCamera: false)
+        // Each pose is read 2 s after the jump: a phone without a gyroscope rests after 1 s still
+        // (issue 37) and reads at 2 Hz then, so the jump may be seen half a second late before the
+        // 0.5-s window fills; 1.1 s failed now and then on 2 busy cores (Cape Town, worst 7.4°).
+        // How fast a turn after a rest is seen is measured on its own (BENCHMARKS.md).
+        let e = try Self.errors(site: site, orientations: Self.flatish, axis: "top", backCamera: false, settleSeconds: 2)
         let (rms, worst) = Self.report("\(site) top", e)
         #expect(rms <= 1.0)
         #expect(worst <= 3.0)
