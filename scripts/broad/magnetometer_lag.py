@@ -23,11 +23,16 @@ import broadlib as bl
 GRID_MS = (-10, 0, 10, 15, 20, 30, 40)
 
 
-def spreads(acc_unused, gyr, mag, truth, moving, lag):
+def earth_frame(truth, moving):
+    """The motion instants with a truth, and their device → ENU matrices."""
     ok = np.all(np.isfinite(truth), axis=1) & moving
     q = bl.normalized(truth[ok])
+    return ok, np.stack([bl.rotate(q, e) for e in np.eye(3)], axis=2)
+
+
+def spreads(gyr, mag, ok, r, lag):
+    """Standard deviations (degrees) of the field's dip and direction with the magnetometer moved by `lag` s."""
     m = mag[ok] + lag * np.cross(mag[ok], gyr[ok])
-    r = np.stack([bl.rotate(q, e) for e in np.eye(3)], axis=2)  # device → ENU matrices
     w = np.einsum("nij,nj->ni", r, m)
     dip = np.degrees(np.arctan2(-w[:, 2], np.hypot(w[:, 0], w[:, 1])))
     direction = np.degrees(np.arctan2(w[:, 0], w[:, 1]))
@@ -46,13 +51,14 @@ def main() -> int:
     print("|---|" + "---:|" * (len(GRID_MS) + 1))
     for name in names:
         base = bl.REPO_ROOT / ".build-broad" / "logs" / f"{name}.d6"
-        _, t, acc, gyr, mag = bl.read_log(base.with_suffix(".d6.log"))
+        _, _, _, gyr, mag = bl.read_log(base.with_suffix(".d6.log"))
         _, truth, moving = bl.read_truth(base.with_suffix(".d6.truth"))
+        ok, r = earth_frame(truth, moving)
         cells = []
         for ms in GRID_MS:
-            dip, direction = spreads(acc, gyr, mag, truth, moving, ms / 1000)
+            dip, direction = spreads(gyr, mag, ok, r, ms / 1000)
             cells.append(f"{dip:.1f}° / {direction:.1f}°")
-        best = min(range(-20, 61), key=lambda ms: spreads(acc, gyr, mag, truth, moving, ms / 1000)[1])
+        best = min(range(-20, 61), key=lambda ms: spreads(gyr, mag, ok, r, ms / 1000)[1])
         print(f"| {name} | " + " | ".join(cells) + f" | {best} ms |")
     print("\n(each cell: the spread of the field's dip / of its horizontal direction over the motion phases)")
     return 0

@@ -205,50 +205,47 @@ enum Syscalls {
         ((try? pollOne(fd, events: Int16(POLLIN), milliseconds: 0)) ?? 0) & Int16(POLLIN) != 0
     }
 
+    /// Reads every pending `struct inotify_event` of a non-blocking inotify descriptor, calling
+    /// `body` with each event's mask and its name's bytes (empty for an event without a name, such
+    /// as `IN_IGNORED`; the name's trailing NULs removed). One stack buffer of 4 KiB, which holds
+    /// at least one event with the longest name (`NAME_MAX`).
+    private static func forEachInotifyEvent(_ fd: Int32, _ body: (_ mask: UInt32, _ name: UnsafeRawBufferPointer) -> Void) {
+        withUnsafeTemporaryAllocation(byteCount: 4096, alignment: MemoryLayout<inotify_event>.alignment) { buffer in
+            let header = MemoryLayout<inotify_event>.size
+            while case .success(let count) = readBytes(fd, into: buffer), count > 0 {
+                var offset = 0
+                while offset + header <= count {
+                    let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
+                    let length = min(Int(event.len), count - offset - header)
+                    let name = UnsafeRawBufferPointer(rebasing: buffer[(offset + header)..<(offset + header + length)])
+                    body(event.mask, UnsafeRawBufferPointer(rebasing: name[..<(name.firstIndex(of: 0) ?? name.count)]))
+                    offset += header + Int(event.len)
+                }
+            }
+        }
+    }
+
     /// Reads and discards every pending event of an inotify descriptor: whether any came, and
     /// whether a watch ended (`IN_IGNORED`).
     static func drainInotifyEvents(_ fd: Int32) -> (came: Bool, watchEnded: Bool) {
         var came = false
         var ended = false
-        let capacity = 1024
-        withUnsafeTemporaryAllocation(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment) { buffer in
-            let header = MemoryLayout<inotify_event>.size
-            while case .success(let count) = readBytes(fd, into: buffer), count > 0 {
-                came = true
-                var offset = 0
-                while offset + header <= count {
-                    let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
-                    if event.mask & UInt32(IN_IGNORED) != 0 { ended = true }
-                    offset += header + Int(event.len)
-                }
-            }
+        forEachInotifyEvent(fd) { mask, _ in
+            came = true
+            if mask & UInt32(IN_IGNORED) != 0 { ended = true }
         }
         return (came, ended)
     }
 
-    /// Reads every pending `struct inotify_event` of `fd`: the names they carry (an event without
-    /// a name, such as `IN_IGNORED`, gives none), and whether the watch ended (`IN_IGNORED`: the
-    /// directory was removed or its file system unmounted).
+    /// Reads every pending event of `fd`: the names they carry (an event without a name, such as
+    /// `IN_IGNORED`, gives none), and whether the watch ended (`IN_IGNORED`: the directory was
+    /// removed or its file system unmounted).
     static func readInotifyNames(_ fd: Int32) -> (names: [String], watchEnded: Bool) {
         var names: [String] = []
         var ended = false
-        let capacity = 4096
-        let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: capacity, alignment: MemoryLayout<inotify_event>.alignment)
-        defer { buffer.deallocate() }
-        let header = MemoryLayout<inotify_event>.size
-        while case .success(let count) = readBytes(fd, into: buffer), count > 0 {
-            var offset = 0
-            while offset + header <= count {
-                let event = buffer.load(fromByteOffset: offset, as: inotify_event.self)
-                if event.mask & UInt32(IN_IGNORED) != 0 { ended = true }
-                let length = Int(event.len)
-                if length > 0, offset + header + length <= count {
-                    let bytes = UnsafeRawBufferPointer(rebasing: buffer[(offset + header)..<(offset + header + length)])
-                    let end = bytes.firstIndex(of: 0) ?? bytes.count
-                    names.append(String(decoding: bytes[..<end], as: UTF8.self))
-                }
-                offset += header + length
-            }
+        forEachInotifyEvent(fd) { mask, name in
+            if mask & UInt32(IN_IGNORED) != 0 { ended = true }
+            if !name.isEmpty { names.append(String(decoding: name, as: UTF8.self)) }
         }
         return (names, ended)
     }
