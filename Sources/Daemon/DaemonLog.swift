@@ -60,7 +60,7 @@ public struct DaemonLog: Sendable {
     private var lastDroppedValueSeconds = -Double.infinity
     private var lastCalibrationReasonSeconds = -Double.infinity
     private var loggedRefinements = 0
-    /// The last reason ``gpsdUnreachable(reason:maximumBackoffSeconds:)`` was given and its debug line.
+    /// The last reason ``gpsdUnreachable(reason:)`` was given and its debug line.
     private var lastGPSDUnreachable: (reason: String, line: LogLine)?
 
     public init() {}
@@ -106,12 +106,12 @@ public struct DaemonLog: Sendable {
 
     /// One failed attempt to reach gpsd: a warning once per run and on change (issue 33), the
     /// attempts after it at debug.
-    public mutating func gpsdUnreachable(reason: String, maximumBackoffSeconds: Double) -> LogLine {
+    public mutating func gpsdUnreachable(reason: String) -> LogLine {
         // Issue 37: the same reason every attempt while gpsd is absent gets the same line without
         // formatting it again (a Double's text and the interpolation are code pages that would
         // otherwise stay mapped beside the resting path).
         if let last = lastGPSDUnreachable, last.reason == reason, facts[.gpsd] != nil { return last.line }
-        let line = fact(.gpsd, "cannot connect to gpsd: \(reason); retrying with backoff up to \(maximumBackoffSeconds) s",
+        let line = fact(.gpsd, "cannot connect to gpsd: \(reason); asking again when its socket appears or after a while",
                         level: .warning)
         let debugLine = LogLine(.debug, "gpsd connect attempt failed: \(reason)")
         lastGPSDUnreachable = (reason, debugLine)

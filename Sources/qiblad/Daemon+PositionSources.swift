@@ -118,7 +118,7 @@ extension Daemon {
             log.gpsdConnected()
             sourceState(.gpsd, .noFix)
         case .connectFailed(let reason):
-            write(log.gpsdUnreachable(reason: reason, maximumBackoffSeconds: options.configuration.gpsd?.maximumBackoffSeconds ?? 0))
+            write(log.gpsdUnreachable(reason: reason))
         case .fixLost:
             sourceLost(.gpsd)
         case .disconnected:

@@ -99,8 +99,10 @@ import TestSupport
         try q.start()
         let claim = try ChildProcess(product("qiblactl").path, ["monitor"], environment: q.bus.environment)
         defer { claim.terminate() }
-        #expect(waitUntil(timeout: 10) { q.log.contains("watching \(sockets.path) for its socket") }, "\(q.log)")
         let attempts = { q.log.split(separator: "\n").filter { $0.contains("cannot connect to gpsd") || $0.contains("gpsd connect attempt failed") }.count }
+        // Both lines are written by the daemon's loop, one after the other: wait for both (the
+        // log is read while it is written), then count.
+        #expect(waitUntil(timeout: 10) { q.log.contains("watching \(sockets.path) for its socket") && attempts() >= 1 }, "\(q.log)")
         #expect(attempts() == 1, "\(q.log)")
         try "1\n".write(toFile: sockets.path + "/gpsd.pid", atomically: false, encoding: .utf8)
         let gpsd = try GPSFake(logPath: Self.logs.appendingPathComponent("city-london.log").path, port: port, socketDirectory: sockets)

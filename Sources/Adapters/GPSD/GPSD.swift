@@ -444,8 +444,11 @@ public final class GPSDPositionSource {
     ///   - absent: nothing has accepted a connection since ``start()``: the next attempt after
     ///     ``Configuration/absentRetrySeconds``, not the doubling backoff.
     private func connectFailed(reason: String, pagesTouched: TouchedPages = .libgps, absent: Bool = false) {
-        scheduleRetry(pagesTouched: pagesTouched, absent: absent)
+        // The owner hears of the failure before the retry is armed, so its log says "cannot
+        // connect" before the adapter's "watching … for its socket" (a reader of the log, and the
+        // test that waits for the watch, see the failure that caused it).
         if isActive { onEvent(.connectFailed(reason: reason)) }
+        scheduleRetry(pagesTouched: pagesTouched, absent: absent)
     }
 
     private func scheduleRetry(pagesTouched: TouchedPages = .libgps, absent: Bool = false) {
