@@ -41,6 +41,17 @@ public struct RestDetector: Sendable, Equatable {
         /// held window kept the samples taken as a pose changed (CompassIntegrationTests'
         /// Reykjavik RMS 1.003°, over its 1°). ``forPhone(hasGyroscope:)`` picks it.
         public var restAfterSecondsWithoutGyroscope: Double
+        /// The same for a phone without a gyroscope that has not moved since its sensors started
+        /// (default 0.5: one heading smoothing window). The window the heading then holds has only
+        /// samples of that still stretch, with no pose change before it for the window to keep,
+        /// which is what the half second of settling above is for (issue 37: a short look at a
+        /// phone lying still; the held heading is as good as after 1 s,
+        /// `FirstRestTests` in QiblaDaemonTests).
+        public var firstRestAfterSecondsWithoutGyroscope: Double
+        /// Seconds without motion before the phone counts as resting while it has not moved since
+        /// the first sample (nil: ``restAfterSeconds``; never later than it).
+        /// ``forPhone(hasGyroscope:)`` sets it.
+        public var firstRestAfterSeconds: Double?
         /// Time constant of the references' mean, seconds (default 1: the reference's own noise
         /// falls well below one sample's).
         public var referenceSeconds: Double
@@ -55,9 +66,13 @@ public struct RestDetector: Sendable, Equatable {
         public var fieldDriftMicrotesla: Double
 
         public init(accelerationThresholdMetresPerSecondSquared: Double = 0.35, fieldThresholdMicrotesla: Double = 3,
-                    restAfterSeconds: Double = 2, restAfterSecondsWithoutGyroscope: Double = 1, referenceSeconds: Double = 1,
+                    restAfterSeconds: Double = 2, restAfterSecondsWithoutGyroscope: Double = 1,
+                    firstRestAfterSecondsWithoutGyroscope: Double = 0.5, firstRestAfterSeconds: Double? = nil,
+                    referenceSeconds: Double = 1,
                     accelerationDriftMetresPerSecondSquared: Double = 0.2, fieldDriftMicrotesla: Double = 1.2) {
             self.restAfterSecondsWithoutGyroscope = restAfterSecondsWithoutGyroscope
+            self.firstRestAfterSecondsWithoutGyroscope = firstRestAfterSecondsWithoutGyroscope
+            self.firstRestAfterSeconds = firstRestAfterSeconds
             self.referenceSeconds = referenceSeconds
             self.accelerationDriftMetresPerSecondSquared = accelerationDriftMetresPerSecondSquared
             self.fieldDriftMicrotesla = fieldDriftMicrotesla
@@ -67,11 +82,13 @@ public struct RestDetector: Sendable, Equatable {
         }
 
         /// This configuration for a phone with or without a gyroscope read: without one, a rest
-        /// begins after ``restAfterSecondsWithoutGyroscope`` (if shorter).
+        /// begins after ``restAfterSecondsWithoutGyroscope`` (if shorter), and after
+        /// ``firstRestAfterSecondsWithoutGyroscope`` while the phone has not moved since the start.
         public func forPhone(hasGyroscope: Bool) -> Configuration {
             guard !hasGyroscope else { return self }
             var configuration = self
             configuration.restAfterSeconds = min(restAfterSeconds, restAfterSecondsWithoutGyroscope)
+            configuration.firstRestAfterSeconds = min(configuration.restAfterSeconds, firstRestAfterSecondsWithoutGyroscope)
             return configuration
         }
     }
@@ -83,6 +100,8 @@ public struct RestDetector: Sendable, Equatable {
     private var referenceField: Vector3?
     private var accelerationTime = 0.0, fieldTime = 0.0
     private var stillSince: Double?
+    /// Motion seen since the first sample (or since ``reset()``).
+    private var movedSinceStart = false
     /// The samples last handed over: what the heading holds. (Not the references then: a
     /// reference lags a nudge, and the rest of the nudge would never be handed over.)
     private var handedOverAcceleration: Vector3?
@@ -100,11 +119,12 @@ public struct RestDetector: Sendable, Equatable {
     public mutating func addAcceleration(_ a: Vector3, time: Double) -> Bool {
         guard a.isFinite, time.isFinite else { return isResting }
         let moved = referenceAcceleration.map { ($0 - a).length > configuration.accelerationThresholdMetresPerSecondSquared } ?? true
+        let first = referenceAcceleration == nil
         referenceAcceleration = moved ? a : Self.mean(referenceAcceleration, a, dt: time - accelerationTime,
                                                          tau: configuration.referenceSeconds)
         accelerationTime = time
         lastAcceleration = a
-        return update(moved: moved, time: time)
+        return update(moved: moved, first: first, time: time)
     }
 
     /// Feeds a magnetometer sample (microtesla, device frame) taken at `time` seconds; returns
@@ -113,10 +133,11 @@ public struct RestDetector: Sendable, Equatable {
     public mutating func addField(_ m: Vector3, time: Double) -> Bool {
         guard m.isFinite, time.isFinite else { return isResting }
         let moved = referenceField.map { ($0 - m).length > configuration.fieldThresholdMicrotesla } ?? true
+        let first = referenceField == nil
         referenceField = moved ? m : Self.mean(referenceField, m, dt: time - fieldTime, tau: configuration.referenceSeconds)
         fieldTime = time
         lastField = m
-        return update(moved: moved, time: time)
+        return update(moved: moved, first: first, time: time)
     }
 
     /// One step of the exponential mean with time constant `tau` (seconds) after `dt` seconds.
@@ -126,15 +147,25 @@ public struct RestDetector: Sendable, Equatable {
         return reference + (sample - reference) * min(1, max(0, weight))
     }
 
-    private mutating func update(moved: Bool, time: Double) -> Bool {
-        if moved || stillSince.map({ time < $0 }) ?? true {
+    /// - Parameter first: the sensor's first sample (it "moves" from nothing, which is no motion).
+    private mutating func update(moved: Bool, first: Bool, time: Double) -> Bool {
+        let backwards = stillSince.map { time < $0 } ?? false
+        if (moved && !first) || backwards { movedSinceStart = true }
+        if moved || backwards || stillSince == nil {
             // Motion, the first sample, or time running backwards: start a new still stretch.
             stillSince = time
             isResting = false
-        } else if let since = stillSince, time - since >= configuration.restAfterSeconds {
+        } else if let since = stillSince, time - since >= restAfterSeconds {
             isResting = true
         }
         return isResting
+    }
+
+    /// ``Configuration/restAfterSeconds``, or ``Configuration/firstRestAfterSeconds`` while the
+    /// phone has not moved since the start.
+    private var restAfterSeconds: Double {
+        guard !movedSinceStart, let first = configuration.firstRestAfterSeconds else { return configuration.restAfterSeconds }
+        return min(first, configuration.restAfterSeconds)
     }
 
     /// Whether the samples added since the last call should go on to the heading: always while the
@@ -164,6 +195,7 @@ public struct RestDetector: Sendable, Equatable {
     public mutating func motionReported(time: Double) {
         guard time.isFinite else { return }
         stillSince = time
+        movedSinceStart = true
         isResting = false
     }
 
