@@ -66,6 +66,7 @@ public struct SensorReplay: Sendable {
     /// log's clock) and returns what a client would read after it.
     public mutating func apply(timeSeconds: Double, acceleration: Vector3?, angularVelocity: Vector3?,
                                magneticField: Vector3?) -> Output {
+        var acceleration = acceleration, magneticField = magneticField
         let start = firstInstantSeconds ?? timeSeconds
         firstInstantSeconds = start
         let now = unixSecondsAtStart + (timeSeconds - start)
@@ -85,6 +86,11 @@ public struct SensorReplay: Sendable {
             if resting, !handOver {
                 instantsHeldAtRest += 1
                 return output()
+            }
+            if resting {
+                // The still stretch's means go on in place of the instant's own samples.
+                if acceleration != nil { acceleration = detector.restingAcceleration ?? acceleration }
+                if magneticField != nil { magneticField = detector.restingField ?? magneticField }
             }
         }
         if let a = acceleration { model.apply(.acceleration(a, timeSeconds: timeSeconds), nowUnixSeconds: now) }

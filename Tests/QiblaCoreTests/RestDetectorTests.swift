@@ -184,7 +184,7 @@ import Testing
             detector.addAcceleration(a, time: t + 0.001)
             let resting = detector.isResting
             if detector.shouldHandOver() {
-                handedOverField = m
+                handedOverField = resting ? detector.restingField : m
                 if resting { count += 1 }
             }
             if resting, t > 10, let handedOverField { worst = max(worst, (handedOverField - truth).length) }
@@ -215,8 +215,9 @@ extension RestHandOverTests {
                 let (a, m) = still.readings(fieldOffset: offset)
                 detector.addField(m, time: t)
                 detector.addAcceleration(a, time: t + 0.001)
+                let resting = detector.isResting
                 if detector.shouldHandOver() {
-                    handedOverField = m
+                    handedOverField = resting ? detector.restingField : m
                     lastHandOver = t
                     if seen == nil, t > start, nudge > 0 { seen = t - start }
                 }

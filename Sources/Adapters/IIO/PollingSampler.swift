@@ -316,8 +316,10 @@ final class PollingSampler: @unchecked Sendable {
                         box.samples.append(sample)
                     }
                     if passOn, lastOfPeriod || failure != nil {
-                        if let first = held.first { box.samples.append(first) }
-                        if let second = held.second { box.samples.append(second) }
+                        // A resting period's samples go on as the still stretch's means, with their
+                        // own times (RestDetector).
+                        if let first = held.first { box.samples.append(first.resting(detector)) }
+                        if let second = held.second { box.samples.append(second.resting(detector)) }
                     }
                     // A period's samples go together: handing the magnetometer over alone and the
                     // accelerometer a moment later would change the heading twice within the rate

@@ -323,9 +323,10 @@ public final class SensorHub: @unchecked Sendable {
             }
         }
         if restHertz != nil, running, rest.shouldHandOver(), wasResting {
-            // The accelerometer first: the field is tilt-compensated with it.
-            if let acceleration = newest.acceleration { batch.append(acceleration) }
-            if let field = newest.field { batch.append(field) }
+            // The accelerometer first: the field is tilt-compensated with it. At rest the still
+            // stretch's means go on, with the newest samples' times (RestDetector).
+            if let acceleration = newest.acceleration { batch.append(acceleration.resting(rest)) }
+            if let field = newest.field { batch.append(field.resting(rest)) }
         }
         if running, !batch.isEmpty { onEvent(.samples(batch)) }
         if let restHertz, running, rest.isResting != wasResting { changeRates(restingAtHertz: rest.isResting ? restHertz : nil) }

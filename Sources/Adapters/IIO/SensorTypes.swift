@@ -46,6 +46,19 @@ public struct SensorSample: Sendable, Hashable {
     public init(kind: SensorKind, vector: Vector3, timestampNanoseconds: Int64) {
         self.kind = kind; self.vector = vector; self.timestampNanoseconds = timestampNanoseconds
     }
+
+    /// This sample at rest: its vector replaced by the rest detector's reference for its kind
+    /// (``QiblaCore/RestDetector/restingAcceleration``, ``QiblaCore/RestDetector/restingField``),
+    /// the mean of the still stretch, when there is one.
+    public func resting(_ detector: RestDetector) -> SensorSample {
+        var sample = self
+        switch kind {
+        case .accelerometer: if let reference = detector.restingAcceleration { sample.vector = reference }
+        case .magnetometer: if let reference = detector.restingField { sample.vector = reference }
+        case .gyroscope: break
+        }
+        return sample
+    }
 }
 
 /// How samples are taken from the kernel.

@@ -3,8 +3,8 @@
 /// against their own noise, so that the sensors can be read slowly while nothing changes (issue 25).
 ///
 /// Pure, no clock: the caller passes each sample with its time. The detector keeps a reference
-/// per sensor, the exponential mean (time constant `referenceSeconds`) of the current still
-/// stretch; a sample whose acceleration differs from it by more than
+/// per sensor, the mean of the current still stretch (each sample weighted equally until the
+/// stretch is `referenceSeconds` long, then exponentially with that time constant); a sample whose acceleration differs from it by more than
 /// `accelerationThresholdMetresPerSecondSquared`, or whose field differs by more than
 /// `fieldThresholdMicrotesla` (a phone turned flat on a table moves only the field), is motion and
 /// becomes the new reference. The phone is **resting** once no motion was seen for
@@ -17,10 +17,16 @@
 /// the drift hand-over below.
 ///
 /// At rest the samples repeat what the heading already holds: ``shouldHandOver()`` tells the
-/// sampler to pass a period's samples on only when the references are further from the samples
-/// last passed on than the drift thresholds (a nudge or a turn too small or too slow to count as
-/// motion still reaches the heading once the reference has followed it; nothing else wakes the
-/// pipeline or the bus).
+/// sampler to pass a period on only when a reference moved from the value last passed on by more
+/// than its drift threshold (a nudge or a turn too small or too slow to count as motion still
+/// reaches the heading once the reference has followed it; nothing else wakes the pipeline or the
+/// bus). What goes on at rest is a mean, not the period's own samples (``restingAcceleration``,
+/// ``restingField``): the heading's window (0.5 s) holds one period at 2 Hz, and one sample's
+/// heading is degrees off at a high dip (0.5 µT against Reykjavik's 12 µT horizontal field is
+/// 2.3°). A drift hands the reference over (the exponential mean follows the change), and
+/// ``Configuration/settleSamples`` samples later the plain mean of the samples since then (the
+/// reference at 2 Hz still carries half a sample's noise); the rest of the time the value last
+/// passed on is the mean of the still stretch that led to the rest.
 public struct RestDetector: Sendable, Equatable {
     public struct Configuration: Sendable, Equatable {
         /// Acceleration change that counts as motion, m/s² (default 0.35: 4σ of the difference
@@ -55,21 +61,26 @@ public struct RestDetector: Sendable, Equatable {
         /// Time constant of the references' mean, seconds (default 1: the reference's own noise
         /// falls well below one sample's).
         public var referenceSeconds: Double
-        /// At rest, a reference acceleration this far from the sample last handed over is handed
+        /// At rest, a reference acceleration this far from the one last handed over is handed
         /// over, m/s² (default 0.2: a tilt of 1.2°, four times a phone's 0.05 m/s² noise per axis).
         public var accelerationDriftMetresPerSecondSquared: Double
-        /// At rest, a reference field this far from the sample last handed over is handed over,
-        /// microtesla (default 1.2: a turn of about 3.5° of a 20 µT horizontal field, so the heading
-        /// at rest stays within about that; a nudge of 5°, 1.7 µT, is handed over within 2 s, when
-        /// the reference (time constant ``referenceSeconds``) has followed it. With 0.4 µT of noise
-        /// per axis about one resting period in 180 is handed over for nothing, RestHandOverTests).
+        /// At rest, a reference field this far from the one last handed over is handed over,
+        /// microtesla (default 1.2: a turn of about 3.5° of a 20 µT horizontal field; a nudge of
+        /// 5°, 1.7 µT, is handed over within 2 s, when the reference (time constant
+        /// ``referenceSeconds``) has followed it. The references are means, so noise alone seldom
+        /// moves them that far: RestHandOverTests counts the periods handed over for nothing).
         public var fieldDriftMicrotesla: Double
+        /// Samples after a drift's hand-over at rest when the plain mean of the samples since is
+        /// handed over (default 8: 4 s at 2 Hz; its noise a third of a sample's).
+        public var settleSamples: Int
 
         public init(accelerationThresholdMetresPerSecondSquared: Double = 0.35, fieldThresholdMicrotesla: Double = 3,
                     restAfterSeconds: Double = 2, restAfterSecondsWithoutGyroscope: Double = 1,
                     firstRestAfterSecondsWithoutGyroscope: Double = 0.5, firstRestAfterSeconds: Double? = nil,
                     referenceSeconds: Double = 1,
-                    accelerationDriftMetresPerSecondSquared: Double = 0.2, fieldDriftMicrotesla: Double = 1.2) {
+                    accelerationDriftMetresPerSecondSquared: Double = 0.2, fieldDriftMicrotesla: Double = 1.2,
+                    settleSamples: Int = 8) {
+            self.settleSamples = max(1, settleSamples)
             self.restAfterSecondsWithoutGyroscope = restAfterSecondsWithoutGyroscope
             self.firstRestAfterSecondsWithoutGyroscope = firstRestAfterSecondsWithoutGyroscope
             self.firstRestAfterSeconds = firstRestAfterSeconds
@@ -102,12 +113,28 @@ public struct RestDetector: Sendable, Equatable {
     private var stillSince: Double?
     /// Motion seen since the first sample (or since ``reset()``).
     private var movedSinceStart = false
-    /// The samples last handed over: what the heading holds. (Not the references then: a
-    /// reference lags a nudge, and the rest of the nudge would never be handed over.)
+    /// The values last handed over: what the heading holds.
     private var handedOverAcceleration: Vector3?
     private var handedOverField: Vector3?
-    /// The newest samples.
-    private var lastAcceleration: Vector3?, lastField: Vector3?
+    /// Samples in each reference's mean since it was last set by motion.
+    private var accelerationCount = 0, fieldCount = 0
+    /// The plain means of the samples since the last motion or drift hand-over, and their counts.
+    private var settledAcceleration = RunningMean(), settledField = RunningMean()
+    /// A drift was handed over at rest; the settled mean follows when it has enough samples.
+    private var settleDue = false
+
+    /// A plain mean of up to ``limit`` samples (then exponential, so a very slow change still
+    /// moves it).
+    private struct RunningMean: Sendable, Equatable {
+        static let limit = 64
+        var mean: Vector3?
+        var count = 0
+        mutating func restart(_ value: Vector3?) { mean = value; count = value == nil ? 0 : 1 }
+        mutating func add(_ sample: Vector3) {
+            count = min(count + 1, Self.limit)
+            mean = mean.map { $0 + (sample - $0) / Double(count) } ?? sample
+        }
+    }
 
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
@@ -120,10 +147,11 @@ public struct RestDetector: Sendable, Equatable {
         guard a.isFinite, time.isFinite else { return isResting }
         let moved = referenceAcceleration.map { ($0 - a).length > configuration.accelerationThresholdMetresPerSecondSquared } ?? true
         let first = referenceAcceleration == nil
-        referenceAcceleration = moved ? a : Self.mean(referenceAcceleration, a, dt: time - accelerationTime,
-                                                         tau: configuration.referenceSeconds)
+        accelerationCount = moved ? 1 : accelerationCount + 1
+        referenceAcceleration = moved ? a : Self.mean(referenceAcceleration, a, count: accelerationCount,
+                                                         dt: time - accelerationTime, tau: configuration.referenceSeconds)
+        if moved { settledAcceleration.restart(a) } else { settledAcceleration.add(a) }
         accelerationTime = time
-        lastAcceleration = a
         return update(moved: moved, first: first, time: time)
     }
 
@@ -134,16 +162,22 @@ public struct RestDetector: Sendable, Equatable {
         guard m.isFinite, time.isFinite else { return isResting }
         let moved = referenceField.map { ($0 - m).length > configuration.fieldThresholdMicrotesla } ?? true
         let first = referenceField == nil
-        referenceField = moved ? m : Self.mean(referenceField, m, dt: time - fieldTime, tau: configuration.referenceSeconds)
+        fieldCount = moved ? 1 : fieldCount + 1
+        referenceField = moved ? m : Self.mean(referenceField, m, count: fieldCount, dt: time - fieldTime,
+                                               tau: configuration.referenceSeconds)
+        if moved { settledField.restart(m) } else { settledField.add(m) }
         fieldTime = time
-        lastField = m
         return update(moved: moved, first: first, time: time)
     }
 
-    /// One step of the exponential mean with time constant `tau` (seconds) after `dt` seconds.
-    private static func mean(_ reference: Vector3?, _ sample: Vector3, dt: Double, tau: Double) -> Vector3 {
+    /// One step of the mean: the `count`-th sample of the stretch weighs 1/`count` (the plain
+    /// mean) until the exponential mean's weight after `dt` seconds with time constant `tau` is
+    /// larger. (An exponential mean from the stretch's first sample would keep e⁻¹ of that one
+    /// sample after `tau`, and its noise with it.)
+    private static func mean(_ reference: Vector3?, _ sample: Vector3, count: Int, dt: Double, tau: Double) -> Vector3 {
         guard let reference else { return sample }
-        let weight = dt > 0 && tau > 0 ? 1 - exp(-dt / tau) : 1
+        let exponential = dt > 0 && tau > 0 ? 1 - exp(-dt / tau) : 1
+        let weight = max(exponential, 1 / Double(max(1, count)))
         return reference + (sample - reference) * min(1, max(0, weight))
     }
 
@@ -169,25 +203,49 @@ public struct RestDetector: Sendable, Equatable {
     }
 
     /// Whether the samples added since the last call should go on to the heading: always while the
-    /// phone moves; at rest only when a reference is further from the sample last handed over than
+    /// phone moves; at rest when a reference is further from the value last handed over than
     /// ``Configuration/accelerationDriftMetresPerSecondSquared`` or
-    /// ``Configuration/fieldDriftMicrotesla``. A true answer takes the newest samples as the ones
-    /// handed over. Call it once per sampling period, after that period's samples.
+    /// ``Configuration/fieldDriftMicrotesla`` (the references are handed over), and
+    /// ``Configuration/settleSamples`` samples after such a drift (the plain means since it). At
+    /// rest the caller passes ``restingAcceleration`` and ``restingField`` on in place of the
+    /// period's own samples. Call it once per sampling period, after that period's samples.
     public mutating func shouldHandOver() -> Bool {
         func drifted(_ reference: Vector3?, from handedOver: Vector3?, by threshold: Double) -> Bool {
             guard let reference else { return false }
             guard let handedOver else { return true }
             return (reference - handedOver).length > threshold
         }
-        let handOver = !isResting
-            || drifted(referenceAcceleration, from: handedOverAcceleration, by: configuration.accelerationDriftMetresPerSecondSquared)
-            || drifted(referenceField, from: handedOverField, by: configuration.fieldDriftMicrotesla)
-        if handOver {
-            handedOverAcceleration = lastAcceleration
-            handedOverField = lastField
+        if !isResting || drifted(referenceAcceleration, from: handedOverAcceleration, by: configuration.accelerationDriftMetresPerSecondSquared)
+            || drifted(referenceField, from: handedOverField, by: configuration.fieldDriftMicrotesla) {
+            handedOverAcceleration = referenceAcceleration
+            handedOverField = referenceField
+            // At rest a drift restarts the plain means from the references (the samples before
+            // it were of the old pose); while moving they run from the last motion on.
+            if isResting {
+                settledAcceleration.restart(referenceAcceleration)
+                settledField.restart(referenceField)
+            }
+            settleDue = isResting
+            return true
         }
-        return handOver
+        let settledCount = min(settledAcceleration.mean == nil ? Int.max : settledAcceleration.count,
+                               settledField.mean == nil ? Int.max : settledField.count)
+        if settleDue, settledCount != Int.max, settledCount > configuration.settleSamples {
+            settleDue = false
+            handedOverAcceleration = settledAcceleration.mean ?? handedOverAcceleration
+            handedOverField = settledField.mean ?? handedOverField
+            return true
+        }
+        return false
     }
+
+    /// What a resting period hands over in place of its own acceleration sample, m/s² (nil before
+    /// the first sample): the value ``shouldHandOver()`` last chose.
+    public var restingAcceleration: Vector3? { handedOverAcceleration }
+
+    /// What a resting period hands over in place of its own field sample, µT (nil before the
+    /// first sample): the value ``shouldHandOver()`` last chose.
+    public var restingField: Vector3? { handedOverField }
 
     /// The accelerometer's own motion event fired at `time` seconds (issue 37: a phone resting on
     /// the event is not read at all): the rest ends at once and a new still stretch starts, as
