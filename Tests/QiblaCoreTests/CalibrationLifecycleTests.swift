@@ -117,6 +117,43 @@ import Testing
         }
     }
 
+    /// Issue 36 (BROAD trial 04): a magnetometer that is already right, in a room whose steel
+    /// makes the field 14 % weaker than WMM's (BROAD's lab: 42.8 µT against 49.7 µT), so the
+    /// uncorrected field is never confirmed against WMM. Its samples lie on a sphere about the
+    /// origin, so no provisional estimate may bend them (one did, 2 s into BROAD's motion, and
+    /// turned the needle 63°). With the rule off (`identityResidualRatio` = ∞) the same samples
+    /// do get one: the test can fail.
+    @Test func aRightFieldInAWeakRoomGetsNoProvisionalEstimate() {
+        func provisionalSeconds(ratio: Double, site: SimulatedSite, seed: UInt64) -> Double {
+            var rng = SeededGenerator(seed: seed)
+            var sensor = SimulatedSensor.factory(&rng)
+            sensor.hardIronMicrotesla = Vector3(rng.gaussian(), rng.gaussian(), rng.gaussian()) * 0.3
+            var configuration = MagnetometerCalibrator.Configuration()
+            configuration.identityResidualRatio = ratio
+            var calibrator = MagnetometerCalibrator(configuration: configuration)
+            calibrator.setExpectedField(site.model)
+            var seconds = 0.0
+            for i in 0..<(30 * 20) {
+                let t = Double(i) * 0.05
+                let (m, a) = sensor.readings(SimulatedMotion.figureEight(time: t), site: site,
+                                             extraWorldField: site.worldFieldMicrotesla * -0.14, rng: &rng)
+                calibrator.add(rawMicrotesla: m, accelerationMetresPerSecondSquared: a, time: t)
+                if calibrator.isProvisional { seconds += 0.05 }
+            }
+            return seconds
+        }
+        var withRule = 0.0, withoutRule = 0.0
+        for (index, site) in [SimulatedSite.london, .jakarta, .reykjavik].enumerated() {
+            for seed in UInt64(1)...4 {
+                withRule += provisionalSeconds(ratio: 0.5, site: site, seed: seed + UInt64(index) * 100)
+                withoutRule += provisionalSeconds(ratio: .infinity, site: site, seed: seed + UInt64(index) * 100)
+            }
+        }
+        print("a right field in a weak room: \(withRule) s of provisional estimates over 12 runs of 30 s (\(withoutRule) s without the rule)")
+        #expect(withRule == 0)
+        #expect(withoutRule > 0, "the simulation must give the rule something to refuse")
+    }
+
     @Test func swappedHardIronDiscardsTheFitAfterTheDebounce() throws {
         var rng = SeededGenerator(seed: 5)
         let site = SimulatedSite.london

@@ -101,6 +101,10 @@ public struct MagnetometerCalibrator: Sendable {
         /// … and while its worst one-sigma heading error flat is at most this, degrees (default 10):
         /// a phone only turned on a table leaves the hard iron's vertical part loose, which only
         /// matters once it tilts, and the per-sample `headingSigmaDegrees` says so.
+        /// A provisional estimate replaces an uncorrected field that already lies on a sphere about
+        /// the origin only if its residual is below this fraction of that field's spread (default
+        /// 0.5; `identityExplainsSamples`).
+        public var identityResidualRatio: Double = 0.5
         public var provisionalMaximumFlatHeadingSigmaDegrees: Double
         /// The raw field must move this far from the last motion anchor for the interval to count
         /// as motion, microtesla (default 3: several times the noise, so a still phone adds none).
@@ -552,6 +556,30 @@ public struct MagnetometerCalibrator: Sendable {
             && fit.calibration.isValid
     }
 
+    /// Whether the uncorrected field lies on a sphere about the origin about as well as
+    /// `candidate` on its own sphere: the RMS spread of the samples' lengths within the provisional
+    /// residual bound of their mean length, that mean within the plausible range (as for a
+    /// provisional estimate), and `candidate`'s residual at least
+    /// ``Configuration/identityResidualRatio`` of the spread. (A room's steel can make the local
+    /// field's intensity differ from WMM's by 15 %: BROAD's lab, 42.8 µT against 49.7 µT; the
+    /// radius is not what a provisional estimate corrects.) A phone with tens of µT of hard iron
+    /// has a spread of tens of µT and is never held back by this.
+    private mutating func identityExplainsSamples(as candidate: CalibrationEstimate) -> Bool {
+        let (sum, sumSquares, count) = samples.withPackedSamplesAndDowns { raw, _ -> (Double, Double, Int) in
+            var sum = 0.0, sumSquares = 0.0
+            for x in raw { let l = x.length; sum += l; sumSquares += l * l }
+            return (sum, sumSquares, raw.count)
+        }
+        guard count >= 12 else { return false }
+        let mean = sum / Double(count)
+        let spread = max(0, sumSquares / Double(count) - mean * mean).squareRoot()
+        let range = configuration.acceptance.fieldRange(expectedFieldMicrotesla: expectedField.map { $0.totalNanotesla / 1000 })
+        let widened = (range.lowerBound - (range.upperBound - range.lowerBound) / 2)...(range.upperBound + (range.upperBound - range.lowerBound) / 2)
+        return widened.contains(mean)
+            && spread <= configuration.provisionalMaximumResidualFraction * mean
+            && candidate.fit.residualRMSMicrotesla >= configuration.identityResidualRatio * spread
+    }
+
     private mutating func attemptFit() {
         let acceptance = configuration.acceptance
         guard let result = runEstimator(start: estimate ?? lastAttemptedEstimateIfPlausible) else {
@@ -563,8 +591,12 @@ public struct MagnetometerCalibrator: Sendable {
         let plausible = isUsableProvisionally(result)
         if plausible { samples.recentre(result.hardIronOffsetMicrotesla) }
         // An uncorrected field confirmed to match the Earth's (a factory-calibrated magnetometer)
-        // is already a good correction: a provisional estimate does not replace it.
-        let usable = plausible && !uncorrectedFieldTrusted
+        // is already a good correction: a provisional estimate does not replace it. Nor does one
+        // whose samples the uncorrected field explains nearly as well before that confirmation
+        // comes: a few seconds of motion give a fit that bends an already right field by degrees
+        // (BROAD trial 04: a provisional fit 2 s into the motion turned the needle 63° for a
+        // second; issue 36).
+        let usable = plausible && !uncorrectedFieldTrusted && !identityExplainsSamples(as: result)
         let worst = acceptance.worstHeadingSigma(result)
         lastWorstHeadingSigmaDegrees = worst.sigmaDegrees
 
