@@ -27,7 +27,7 @@
 # binfmt-support, with binfmt_misc mounted). About 90 minutes from nothing on 2 busy cores.
 #
 # ARCH=arm64 makes an arm64 chroot run by qemu-user-static (binfmt_misc must be enabled) and
-# stops after the tests. KEEP_BUILD_CHROOT=1 reuses an existing build chroot, RESUME=package an
+# stops after the tests; packaging/debian-qemu-exercise.sh then installs and exercises its packages. KEEP_BUILD_CHROOT=1 reuses an existing build chroot, RESUME=package an
 # existing build chroot and built tree (for trying changes to debian/).
 # Each phase prints its duration; the last lines are the summary.
 set -uo pipefail
