@@ -56,4 +56,53 @@ import Testing
         #expect(rms(atFirst) <= rms(atLater) * 1.05, "\(site): no worse than the window a rest after 1 s holds")
         #expect(rms(atFirst) < 1, "\(site): CompassIntegrationTests' bound")
     }
+
+    /// The first rest must not cut short the interference detector's evidence: it turns an
+    /// uncalibrated magnetometer's field into `CalibrationNeeded` after 0.5 s of samples that do
+    /// not match WMM (`MagneticInterferenceDetector.Configuration.enterSeconds`), and at rest a
+    /// still phone hands nothing more over. A Librem-5-like unit (87 µT of hard iron) lying still
+    /// from the claim's start, read at 20 Hz through the daemon's rest policy (`SensorReplay`):
+    /// the detector's evidence ended on its threshold when the rest began (a first rest at 0.45 s:
+    /// 2 runs of 50 asked) and a chroot run of `CalibrationIntegrationTests` missed it. Now the
+    /// rest's first period hands the still stretch's means over once (`RestDetector`), which the
+    /// detector counts as up to 0.25 s more in the daemon (its first rest period comes 0.5 s
+    /// later) and one period here (this replay reads at rest from the next instant on: 36 of 50
+    /// at 0.45 s). Every seed must ask at the default, and a rest at 0.2 s must show the failure.
+    @Test(arguments: [("London", 51.5074, -0.1278), ("Jakarta", -6.2088, 106.8456)])
+    func aStillUncalibratedPhoneStillAsksForACalibration(site: String, latitude: Double, longitude: Double) throws {
+        let position = try GeodeticPosition(latitudeDegrees: latitude, longitudeDegrees: longitude)
+        let field = MagneticModel.wmm2025.field(at: position, decimalYear: 2026.9)
+        func asked(firstRestSeconds: Double) -> Int {
+        var asked = 0
+        for seed in UInt64(1)...50 {
+            var noise = Noise(state: seed &* 104_729)
+            let (magnetic, gravity) = flatReadings(headingDegrees: Double(seed * 7 % 360), fieldMicrotesla: field.totalNanotesla / 1000,
+                                                   inclinationDegrees: field.inclinationDegrees)
+            let hardIron = (Vector3(noise.gaussian(), noise.gaussian(), noise.gaussian()).normalized ?? Vector3(1, 0, 0)) * 87
+            var rest = RestDetector.Configuration()
+            rest.firstRestAfterSecondsWithoutGyroscope = firstRestSeconds
+            var replay = SensorReplay(position: position, unixSecondsAtStart: 1_795_000_000, hasGyroscope: false, rest: rest)
+            // The first sample a moment after the claim, as the sampler's: a phase within a period.
+            let phase = noise.uniform() * 0.05
+            for period in 0..<60 {
+                let t = phase + Double(period) * 0.05
+                // Each period reads the magnetometer, then the accelerometer a millisecond later
+                // (the sampler's channel order): the calibrator pairs a field with the acceleration
+                // before it, so its evidence starts a period after the rest detector's still stretch.
+                _ = replay.apply(timeSeconds: t, acceleration: nil, angularVelocity: nil,
+                                 magneticField: magnetic + hardIron + noise.vector(0.4))
+                _ = replay.apply(timeSeconds: t + 0.001, acceleration: gravity + noise.vector(0.05), angularVelocity: nil,
+                                 magneticField: nil)
+            }
+            if replay.model.compass.calibrator.calibrationNeeded { asked += 1 }
+        }
+        return asked
+        }
+        let atDefault = asked(firstRestSeconds: RestDetector.Configuration().firstRestAfterSecondsWithoutGyroscope)
+        let nearEdge = asked(firstRestSeconds: 0.45)
+        let tooSoon = asked(firstRestSeconds: 0.2)
+        print("first rest, \(site): a still Librem-like phone asked for a calibration in \(atDefault) of 50 runs (\(nearEdge) with a first rest at 0.45 s, \(tooSoon) at 0.2 s)")
+        #expect(atDefault == 50, "\(site)")
+        #expect(tooSoon < 50, "a rest well before the detector's 0.5 s of evidence must show here")
+    }
 }

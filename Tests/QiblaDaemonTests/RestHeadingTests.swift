@@ -47,12 +47,14 @@ import Testing
         let beyond2 = Double(errors.filter { $0 > 2 }.count) / Double(errors.count)
         let worst = errors.max() ?? .nan
         print("rest heading, \(site): \(errors.count) instants after 2 s over 200 still phones, RMS \(String(format: "%.3f", rms))°, \(String(format: "%.3f", beyond2 * 100)) % beyond 2°, worst \(String(format: "%.2f", worst))°; \(handedOver) instants handed over")
-        // One sample's heading noise is 2.3° at Reykjavik (0.5 µT of 12.3 µT), 1.5° at London;
-        // the window held when the rest began (25 samples) a fifth of that. A reference that
-        // drifted with the noise alone is handed over now and then (a few in 36 000 periods) and
-        // its plain mean 4 s later.
+        // One sample's heading noise is 2.3° at Reykjavik (0.5 µT of 12.3 µT), 2.9° at Cape Town,
+        // 1.5° at London; the window held when the rest began (25 samples) a fifth of that, so a
+        // run or two of 200 hold a window 2° off for all their instants (0.5 % at Cape Town). A
+        // reference that drifted with the noise alone is handed over now and then (a few in
+        // 36 000 periods) and its plain mean 4 s later. One sample handed over instead put 9–23 %
+        // of the instants beyond 2°.
         #expect(rms < 0.75, "\(site)")
-        #expect(beyond2 < 0.002, "\(site)")
+        #expect(beyond2 < 0.01, "\(site)")
         #expect(worst < 6, "\(site)")
     }
 }

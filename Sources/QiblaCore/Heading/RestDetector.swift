@@ -122,6 +122,11 @@ public struct RestDetector: Sendable, Equatable {
     private var settledAcceleration = RunningMean(), settledField = RunningMean()
     /// A drift was handed over at rest; the settled mean follows when it has enough samples.
     private var settleDue = false
+    /// The current rest's first resting period has been handed over.
+    private var restAnnounced = false
+    /// The phone rested at the last ``shouldHandOver()`` call (the period that begins a rest is
+    /// read at the full rate and goes on whole; the next one is the rest's first).
+    private var restingAtLastCall = false
 
     /// A plain mean of up to ``limit`` samples (then exponential, so a very slow change still
     /// moves it).
@@ -205,8 +210,9 @@ public struct RestDetector: Sendable, Equatable {
     /// Whether the samples added since the last call should go on to the heading: always while the
     /// phone moves; at rest when a reference is further from the value last handed over than
     /// ``Configuration/accelerationDriftMetresPerSecondSquared`` or
-    /// ``Configuration/fieldDriftMicrotesla`` (the references are handed over), and
-    /// ``Configuration/settleSamples`` samples after such a drift (the plain means since it). At
+    /// ``Configuration/fieldDriftMicrotesla`` (the references are handed over),
+    /// ``Configuration/settleSamples`` samples after such a drift (the plain means since it), and
+    /// once in the rest's first period (the plain means of the still stretch). At
     /// rest the caller passes ``restingAcceleration`` and ``restingField`` on in place of the
     /// period's own samples. Call it once per sampling period, after that period's samples.
     public mutating func shouldHandOver() -> Bool {
@@ -215,6 +221,19 @@ public struct RestDetector: Sendable, Equatable {
             guard let handedOver else { return true }
             return (reference - handedOver).length > threshold
         }
+        // A rest's first period goes on once, as the still stretch's plain means: what the heading
+        // holds from then on, and one more sample for whatever counts time in the stream (the
+        // interference detector asks for a calibration after 0.5 s of mismatching samples, and a
+        // first rest after 0.5 s left it on that edge: FirstRestTests).
+        defer { restingAtLastCall = isResting }
+        if isResting, restingAtLastCall, !restAnnounced {
+            restAnnounced = true
+            settleDue = false
+            handedOverAcceleration = settledAcceleration.mean ?? referenceAcceleration
+            handedOverField = settledField.mean ?? referenceField
+            return true
+        }
+        if !isResting { restAnnounced = false }
         if !isResting || drifted(referenceAcceleration, from: handedOverAcceleration, by: configuration.accelerationDriftMetresPerSecondSquared)
             || drifted(referenceField, from: handedOverField, by: configuration.fieldDriftMicrotesla) {
             handedOverAcceleration = referenceAcceleration
