@@ -28,6 +28,10 @@ check() {   # what command...
 within() { awk -v v="$1" -v lo="$2" -v hi="$3" 'BEGIN { exit !(v >= lo && v <= hi) }'; }
 in_root() { chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
     DEBIAN_FRONTEND=noninteractive DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/qemu-exercise/bus "$@"; }
+# For "in_root_exec … &": the background job's pid is the program's own (chroot and env exec it),
+# so the cleanup's kill reaches it.
+in_root_exec() { exec chroot "$root" /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root LANG=C.UTF-8 \
+    DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/qemu-exercise/bus "$@"; }
 
 for m in proc sys dev; do mount --bind "/$m" "$root/$m"; done
 rm -rf "$root/debs-$arch" "$root/tmp/qemu-exercise" && mkdir -p "$root/debs-$arch" "$root/tmp/qemu-exercise"
@@ -35,6 +39,8 @@ cp "$root"/build/*_"$arch".deb "$root/debs-$arch/" && rm -f "$root/debs-$arch"/*
 w=$root/tmp/qemu-exercise
 pids=()
 cleanup() {
+    # qiblactl claim's command (sleep) too: killing qiblactl leaves its child running.
+    for pid in "${pids[@]}"; do pkill -P "$pid" 2>/dev/null; done
     kill "${pids[@]}" 2>/dev/null; sleep 1
     [ -s "$w/bus.pid" ] && kill "$(cat "$w/bus.pid")" 2>/dev/null
     for m in dev sys proc; do umount "$root/$m"; done
@@ -51,11 +57,11 @@ dbus-daemon --session --fork --nopidfile --address="unix:path=$w/bus" --print-pi
 bus() { busctl --address="unix:path=$w/bus" "$@"; }
 name=io.github.qiblad.Qibla1 path=/io/github/qiblad/Qibla1
 property() { bus get-property "$name" "$path" "$name" "$1" 2>/dev/null | awk '{print $2}'; }
-in_root qibla-sim run --root /tmp/qemu-exercise/phone --phone pinephone --lat 51.5074 --lon=-0.1278 \
+in_root_exec qibla-sim run --root /tmp/qemu-exercise/phone --phone pinephone --lat 51.5074 --lon=-0.1278 \
     --scene first-use --hard-iron=12,-8,5 > "$w/sim.log" 2>&1 &
 pids+=($!)
 for _ in $(seq 100); do [ -e "$w/phone/bus/iio/devices" ] && break; sleep 0.2; done
-in_root qiblad --session --no-gpsd --sysfs-root /tmp/qemu-exercise/phone --state-dir /tmp/qemu-exercise/state \
+in_root_exec qiblad --session --no-gpsd --sysfs-root /tmp/qemu-exercise/phone --state-dir /tmp/qemu-exercise/state \
     --verbose > "$w/qiblad.log" 2>&1 &
 pids+=($!)
 owned() { [ "$(bus call org.freedesktop.DBus /org/freedesktop/DBus org.freedesktop.DBus NameHasOwner s "$name" 2>/dev/null)" = "b true" ]; }
@@ -65,7 +71,7 @@ check "SetManualLocation(London)" bus call -- "$name" "$path" "$name" SetManualL
 bearing=$(property QiblaBearing)
 check "QiblaBearing in London is 118.99° ± 0.05 (busctl: $bearing)" within "${bearing:-nan}" 118.94 119.04
 check "qiblactl status (emulated, libdbus) answers" sh -c "chroot '$root' /usr/bin/env DBUS_SESSION_BUS_ADDRESS=unix:path=/tmp/qemu-exercise/bus qiblactl status | grep -F '118.99'"
-in_root qiblactl claim -- sleep 600 > "$w/claim.log" 2>&1 &
+in_root_exec qiblactl claim -- sleep 600 > "$w/claim.log" 2>&1 &
 pids+=($!)
 heading=nan
 for _ in $(seq 120); do
