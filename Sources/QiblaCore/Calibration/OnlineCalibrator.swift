@@ -542,6 +542,14 @@ public struct MagnetometerCalibrator: Sendable {
         return result
     }
 
+    /// The field strengths a provisional estimate may have, µT: the acceptance range widened by
+    /// half on each side.
+    private var plausibleProvisionalFieldRange: ClosedRange<Double> {
+        let range = configuration.acceptance.fieldRange(expectedFieldMicrotesla: expectedField.map { $0.totalNanotesla / 1000 })
+        let margin = (range.upperBound - range.lowerBound) / 2
+        return (range.lowerBound - margin)...(range.upperBound + margin)
+    }
+
     /// Whether an estimate is good enough to steer the needle while it learns: a flat heading
     /// within `provisionalMaximumFlatHeadingSigmaDegrees`, the radius plausible (the acceptance
     /// range widened by half) and the residual bounded.
@@ -549,9 +557,7 @@ public struct MagnetometerCalibrator: Sendable {
         guard candidate.worstHeadingSigma(tiltDegrees: 0).sigmaDegrees
             <= configuration.provisionalMaximumFlatHeadingSigmaDegrees else { return false }
         let fit = candidate.fit
-        let range = configuration.acceptance.fieldRange(expectedFieldMicrotesla: expectedField.map { $0.totalNanotesla / 1000 })
-        let widened = (range.lowerBound - (range.upperBound - range.lowerBound) / 2)...(range.upperBound + (range.upperBound - range.lowerBound) / 2)
-        return widened.contains(fit.fieldMicrotesla)
+        return plausibleProvisionalFieldRange.contains(fit.fieldMicrotesla)
             && fit.residualRMSMicrotesla <= configuration.provisionalMaximumResidualFraction * fit.fieldMicrotesla
             && fit.calibration.isValid
     }
@@ -573,9 +579,7 @@ public struct MagnetometerCalibrator: Sendable {
         guard count >= 12 else { return false }
         let mean = sum / Double(count)
         let spread = max(0, sumSquares / Double(count) - mean * mean).squareRoot()
-        let range = configuration.acceptance.fieldRange(expectedFieldMicrotesla: expectedField.map { $0.totalNanotesla / 1000 })
-        let widened = (range.lowerBound - (range.upperBound - range.lowerBound) / 2)...(range.upperBound + (range.upperBound - range.lowerBound) / 2)
-        return widened.contains(mean)
+        return plausibleProvisionalFieldRange.contains(mean)
             && spread <= configuration.provisionalMaximumResidualFraction * mean
             && candidate.fit.residualRMSMicrotesla >= configuration.identityResidualRatio * spread
     }
