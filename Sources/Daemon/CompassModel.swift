@@ -123,6 +123,11 @@ public struct CompassModel: Sendable {
         case angularVelocity(Vector3, timeSeconds: Double)
         /// A magnetometer sample, microtesla in the device frame, at `timeSeconds`.
         case magneticField(Vector3, timeSeconds: Double)
+        /// What a resting phone's magnetometer hands over in place of a reading: the mean of
+        /// `samples` readings of the still stretch (`RestDetector.restingField`), microtesla, at
+        /// `timeSeconds`. Taken like a reading, except that the heading's smoothing window holds
+        /// it alone (`HeadingPipeline.update(magnetic:acceleration:time:meanOfSamples:)`).
+        case meanMagneticField(Vector3, timeSeconds: Double, samples: Int)
         /// A calibration persisted for this magnetometer: used at once, trusted (accuracy above
         /// `medium`) only once live data confirms it, discarded when live data contradicts it.
         case restoreCalibration(CalibrationFit)
@@ -267,53 +272,60 @@ public struct CompassModel: Sendable {
             }
             state.headingCorrectionDegrees = value
         case .magneticField(let vector, let time):
-            // The filter's vertical, when it tracks, is better than one accelerometer sample —
-            // unless they disagree beyond the filter's tilt-recovery angle: then the filter may be
-            // the one that is wrong (a motion its gyroscope missed, until its recovery rule acts),
-            // and a wrong vertical would teach the calibrator a wrong dip.
-            let fused = attitudeFilter.isTracking(at: time)
-            let up = attitudeFilter.upDirection
-            let agreeing = latestAcceleration.flatMap(\.normalized).map {
-                $0.dot(up) >= cos(Angle.radians(attitudeFilter.configuration.tiltRecoveryDegrees))
-            } ?? true
-            let vertical = fused && agreeing ? up * TiltCompensation.standardGravity : latestAcceleration
-            latestRawField = vector
-            calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time)
-            applyCalibrationIfChanged(vertical: vertical)
-            let correctionSigma = correctionSigmaDegrees(raw: vector, vertical: vertical)
-            latestCalibrationUncertaintyDegrees = correctionSigma.estimated
-            // The filter watches for a *change* of the field's strength or dip against the
-            // reference it learns (a magnet passing); the absolute comparison with WMM and the
-            // fit, debounced and with the configured tolerances, is the calibrator's flag. An
-            // untrusted correction (a provisional fit, an unconfirmed raw field) is a noisier
-            // measurement and teaches the gyroscope no bias (issue 36).
-            attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
-                                            disturbed: calibrator.magneticInterference,
-                                            correctionSigmaDegrees: correctionSigma.applied,
-                                            comparesField: (correctionSigma.estimated ?? 0) <= configuration.fieldTestMaximumCorrectionSigmaDegrees,
-                                            learnsBias: calibrator.correctionTrusted)
-            guard let acceleration = latestAcceleration else { return }
-            // Today's path runs all along: its moving average is ready when the gyroscope stops.
-            let result = pipeline.update(magnetic: vector, acceleration: acceleration, time: time)
-            if fused, attitudeFilter.isTracking(at: time) {
-                if case .success(let estimate) = result { state.headingSpreadDegrees = estimate.spreadDegrees }
-                rejectionStreakStartSeconds = nil
-                lastRejection = nil
-                publishFused(at: time, expectedField: expectedField)
-                return
-            }
-            switch result {
-            case .success(let estimate):
-                rejectionStreakStartSeconds = nil
-                lastRejection = nil
-                publish(estimate, raw: vector, acceleration: acceleration, expectedField: expectedField)
-            case .failure(let reason):
-                lastRejection = reason
-                let start = rejectionStreakStartSeconds ?? time
-                rejectionStreakStartSeconds = start
-                if time - start >= configuration.rejectionGraceSeconds {
-                    state.withdrawHeading(accuracy: .unreliable, axis: nil)
-                }
+            addMagneticField(vector, time: time, meanOfSamples: 1, expectedField: expectedField)
+        case .meanMagneticField(let vector, let time, let samples):
+            addMagneticField(vector, time: time, meanOfSamples: max(1, samples), expectedField: expectedField)
+        }
+    }
+
+    /// A magnetometer reading, or (`meanOfSamples` > 1) the mean of a still stretch's readings.
+    private mutating func addMagneticField(_ vector: Vector3, time: Double, meanOfSamples: Int, expectedField: MagneticField?) {
+        // The filter's vertical, when it tracks, is better than one accelerometer sample —
+        // unless they disagree beyond the filter's tilt-recovery angle: then the filter may be
+        // the one that is wrong (a motion its gyroscope missed, until its recovery rule acts),
+        // and a wrong vertical would teach the calibrator a wrong dip.
+        let fused = attitudeFilter.isTracking(at: time)
+        let up = attitudeFilter.upDirection
+        let agreeing = latestAcceleration.flatMap(\.normalized).map {
+            $0.dot(up) >= cos(Angle.radians(attitudeFilter.configuration.tiltRecoveryDegrees))
+        } ?? true
+        let vertical = fused && agreeing ? up * TiltCompensation.standardGravity : latestAcceleration
+        latestRawField = vector
+        calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time)
+        applyCalibrationIfChanged(vertical: vertical)
+        let correctionSigma = correctionSigmaDegrees(raw: vector, vertical: vertical)
+        latestCalibrationUncertaintyDegrees = correctionSigma.estimated
+        // The filter watches for a *change* of the field's strength or dip against the
+        // reference it learns (a magnet passing); the absolute comparison with WMM and the
+        // fit, debounced and with the configured tolerances, is the calibrator's flag. An
+        // untrusted correction (a provisional fit, an unconfirmed raw field) is a noisier
+        // measurement and teaches the gyroscope no bias (issue 36).
+        attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
+                                        disturbed: calibrator.magneticInterference,
+                                        correctionSigmaDegrees: correctionSigma.applied,
+                                        comparesField: (correctionSigma.estimated ?? 0) <= configuration.fieldTestMaximumCorrectionSigmaDegrees,
+                                        learnsBias: calibrator.correctionTrusted)
+        guard let acceleration = latestAcceleration else { return }
+        // Today's path runs all along: its moving average is ready when the gyroscope stops.
+        let result = pipeline.update(magnetic: vector, acceleration: acceleration, time: time, meanOfSamples: meanOfSamples)
+        if fused, attitudeFilter.isTracking(at: time) {
+            if case .success(let estimate) = result { state.headingSpreadDegrees = estimate.spreadDegrees }
+            rejectionStreakStartSeconds = nil
+            lastRejection = nil
+            publishFused(at: time, expectedField: expectedField)
+            return
+        }
+        switch result {
+        case .success(let estimate):
+            rejectionStreakStartSeconds = nil
+            lastRejection = nil
+            publish(estimate, raw: vector, acceleration: acceleration, expectedField: expectedField)
+        case .failure(let reason):
+            lastRejection = reason
+            let start = rejectionStreakStartSeconds ?? time
+            rejectionStreakStartSeconds = start
+            if time - start >= configuration.rejectionGraceSeconds {
+                state.withdrawHeading(accuracy: .unreliable, axis: nil)
             }
         }
     }

@@ -70,7 +70,7 @@ public struct SensorReplay: Sendable {
         let start = firstInstantSeconds ?? timeSeconds
         firstInstantSeconds = start
         let now = unixSecondsAtStart + (timeSeconds - start)
-        var resting = false
+        var resting = false, meanOfFields = 1
         if restSampleRateHertz != nil {
             resting = detector.isResting
             if resting, let last = lastRestReadSeconds, let hertz = restSampleRateHertz,
@@ -90,12 +90,17 @@ public struct SensorReplay: Sendable {
             if resting {
                 // The still stretch's means go on in place of the instant's own samples.
                 if acceleration != nil { acceleration = detector.restingAcceleration ?? acceleration }
-                if magneticField != nil { magneticField = detector.restingField ?? magneticField }
+                if magneticField != nil, let mean = detector.restingField {
+                    (magneticField, meanOfFields) = (mean, max(1, detector.restingFieldSampleCount))
+                }
             }
         }
         if let a = acceleration { model.apply(.acceleration(a, timeSeconds: timeSeconds), nowUnixSeconds: now) }
         if !resting, let w = angularVelocity { model.apply(.angularVelocity(w, timeSeconds: timeSeconds), nowUnixSeconds: now) }
-        if let m = magneticField { model.apply(.magneticField(m, timeSeconds: timeSeconds), nowUnixSeconds: now) }
+        if let m = magneticField {
+            model.apply(meanOfFields > 1 ? .meanMagneticField(m, timeSeconds: timeSeconds, samples: meanOfFields)
+                                         : .magneticField(m, timeSeconds: timeSeconds), nowUnixSeconds: now)
+        }
         return output()
     }
 

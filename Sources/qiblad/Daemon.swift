@@ -315,6 +315,8 @@ final class Daemon: @unchecked Sendable {
                 let time = Double(sample.timestampNanoseconds) / 1e9
                 switch sample.kind {
                 case .accelerometer: model.apply(.acceleration(sample.vector, timeSeconds: time), nowUnixSeconds: now)
+                case .magnetometer where sample.meanOfSamples > 1:
+                    model.apply(.meanMagneticField(sample.vector, timeSeconds: time, samples: sample.meanOfSamples), nowUnixSeconds: now)
                 case .magnetometer: model.apply(.magneticField(sample.vector, timeSeconds: time), nowUnixSeconds: now)
                 case .gyroscope: model.apply(.angularVelocity(sample.vector, timeSeconds: time), nowUnixSeconds: now)
                 }

@@ -32,6 +32,28 @@ import Testing
         #expect(abs(e.time - (100 + 49 * 0.02)) < 1e-9)
     }
 
+    /// At rest the sensors hand over a still stretch's mean 0.5 s after the last full-rate reading,
+    /// on the window's edge: the mean must not share the window with that one reading (it held a
+    /// resting phone 0.5° off in the daemon, SunCheckIntegrationTests), and it counts as the
+    /// samples it is the mean of.
+    @Test func aStillStretchsMeanReplacesTheWindow() throws {
+        var p = HeadingPipeline()
+        // The last full-rate reading is 6° off (one noisy sample); the mean 0.5 s later is right.
+        _ = Self.feed(&p, HeadingFixture.orientation(headingDegrees: 126), count: 1, start: 0)
+        let (m, a) = HeadingFixture.readings(HeadingFixture.orientation(headingDegrees: 120), fieldMicrotesla: 50, inclinationDegrees: 60)
+        let asReading = try p.update(magnetic: m, acceleration: a, time: 0.5).get()
+        #expect(abs(asReading.magneticHeadingDegrees - 123) < 1e-6, "a reading shares the window: \(asReading.magneticHeadingDegrees)")
+
+        var q = HeadingPipeline()
+        _ = Self.feed(&q, HeadingFixture.orientation(headingDegrees: 126), count: 1, start: 0)
+        let asMean = try q.update(magnetic: m, acceleration: a, time: 0.5, meanOfSamples: 27).get()
+        #expect(abs(asMean.magneticHeadingDegrees - 120) < 1e-9)
+        #expect(asMean.sampleCount == 27 && asMean.spreadDegrees < 1e-6)
+        // Readings after it (the phone moves again) join it in the window.
+        let next = try #require(Self.feed(&q, HeadingFixture.orientation(headingDegrees: 122), count: 1, start: 0.52)).get()
+        #expect(abs(next.magneticHeadingDegrees - 121) < 1e-6 && next.sampleCount == 2)
+    }
+
     @Test func raisingThePhoneSwitchesToBackCameraAndResetsWindow() throws {
         var p = HeadingPipeline()
         _ = Self.feed(&p, HeadingFixture.orientation(headingDegrees: 80), count: 10, start: 0)

@@ -166,6 +166,35 @@ import Testing
         #expect(Double(handedOver) / Double(restingPeriods) < 0.01)  // 0.55 % measured
     }
 
+    /// What a rest hands over says how many readings it is the mean of: the still stretch's at the
+    /// rest's first period (at 20 Hz for 2 s), then a drift's reference (an exponential mean with a
+    /// 1 s time constant read at 2 Hz is worth about 4 readings), then the plain mean of that
+    /// reference and the 8 readings since (counted as 9).
+    @Test func whatARestHandsOverCountsItsReadings() {
+        var detector = RestDetector()
+        var still = RestDetectorTests.Still(rng: SeededGenerator(seed: 3), accelerometerNoise: 0.02, magnetometerNoise: 0.1)
+        #expect(detector.restingFieldSampleCount == 0)
+        var t = 0.0, counts: [Int] = []
+        var drifted = false
+        while t < 20 {
+            // At 8 s the field moves by 2 µT (a nudge smaller than motion).
+            let (a, m) = still.readings(fieldOffset: t >= 8 ? Vector3(2, 0, 0) : .zero)
+            detector.addField(m, time: t)
+            detector.addAcceleration(a, time: t + 0.001)
+            let resting = detector.isResting
+            if detector.shouldHandOver(), resting { counts.append(detector.restingFieldSampleCount) }
+            if t >= 8 { drifted = true }
+            t += resting ? 0.5 : 0.05
+        }
+        #expect(drifted)
+        // The first: 2 s at 20 Hz and the period read as the rest began (capped at 64).
+        #expect(counts.count == 3, "\(counts)")
+        #expect(counts.first.map { (40...42).contains($0) } == true, "\(counts)")
+        #expect(counts.dropFirst().first.map { (3...6).contains($0) } == true, "\(counts)")
+        #expect(counts.last == 9, "\(counts)")
+        #expect(detector.restingAccelerationSampleCount >= 1)
+    }
+
     /// A turn too slow to count as motion (2°/s flat on the table: the reference follows it within
     /// the motion threshold) still reaches the heading: periods are handed over as the field drifts,
     /// and the field last handed over stays within 1.5 µT (about 4°) of the true one.

@@ -133,11 +133,27 @@ final class PollingSampler: @unchecked Sendable {
     /// The reading thread while one runs (tests check it exits after the last channel is removed).
     var readingThread: PlatformThread? { thread }
 
+    /// Where a kind is read within a period: the accelerometer first, then the magnetometer, then
+    /// the gyroscope. The model tilt-compensates a field sample with the last acceleration it got,
+    /// so the acceleration of the same period must reach it first: at rest a period carries the
+    /// still stretch's means, and a mean field compensated with the previous period's single raw
+    /// acceleration held a heading 0.5° off for as long as the phone rested (σ 0.02 m/s² at a
+    /// 55° dip: SunCheckIntegrationTests). The gyroscope last: a resting period, which skips it,
+    /// ends with the magnetometer.
+    static func readingRank(_ kind: SensorKind) -> Int {
+        switch kind {
+        case .accelerometer: 0
+        case .magnetometer: 1
+        case .gyroscope: 2
+        }
+    }
+
     /// Starts reading `channel` with the others (loop thread); starts the thread if none runs.
     func add(_ channel: PolledChannel) throws(SensorSetupError) {
         changeConfiguration { box in
             box.channels.removeAll { $0.kind == channel.kind }
-            box.channels.append(channel)
+            box.channels.insert(channel, at: box.channels.firstIndex { Self.readingRank($0.kind) > Self.readingRank(channel.kind) }
+                                ?? box.channels.endIndex)
         }
         guard thread == nil else { return }
         let period = self.period, hook = self.hook

@@ -42,6 +42,9 @@ public struct SensorSample: Sendable, Hashable {
     /// `CLOCK_MONOTONIC` nanoseconds when read by polling, or the scan's `in_timestamp` channel in
     /// buffered mode (the layer selects `monotonic` in `current_timestamp_clock` when it can).
     public var timestampNanoseconds: Int64
+    /// How many samples ``vector`` is the mean of: 1 for a reading, more for what a resting period
+    /// hands over in its place (``resting(_:)``).
+    public var meanOfSamples: Int = 1
 
     public init(kind: SensorKind, vector: Vector3, timestampNanoseconds: Int64) {
         self.kind = kind; self.vector = vector; self.timestampNanoseconds = timestampNanoseconds
@@ -53,8 +56,12 @@ public struct SensorSample: Sendable, Hashable {
     public func resting(_ detector: RestDetector) -> SensorSample {
         var sample = self
         switch kind {
-        case .accelerometer: if let reference = detector.restingAcceleration { sample.vector = reference }
-        case .magnetometer: if let reference = detector.restingField { sample.vector = reference }
+        case .accelerometer:
+            if let reference = detector.restingAcceleration {
+                (sample.vector, sample.meanOfSamples) = (reference, max(1, detector.restingAccelerationSampleCount))
+            }
+        case .magnetometer:
+            if let reference = detector.restingField { (sample.vector, sample.meanOfSamples) = (reference, max(1, detector.restingFieldSampleCount)) }
         case .gyroscope: break
         }
         return sample

@@ -126,9 +126,15 @@ public struct HeadingPipeline: Sendable {
     ///   - magnetic: raw magnetometer reading, microtesla, device frame (after the mount matrix).
     ///   - acceleration: accelerometer reading, m/s², device frame, reaction to gravity.
     ///   - time: sample time, seconds (any monotonic origin).
+    ///   - meanOfSamples: how many readings `magnetic` and `acceleration` are the means of. A mean
+    ///     (more than 1: what a resting phone's sensors hand over, `RestDetector`) replaces the
+    ///     window: it already is the still stretch's average, and a reading from before the rest
+    ///     still inside the window would weigh as much as it (at 2 Hz the last full-rate reading is
+    ///     0.5 s old, on the window's edge, and one reading's heading is degrees off at a high dip).
+    ///     The estimate then counts it as that many samples.
     /// - Returns: the smoothed estimate, or why this sample gives none.
     public mutating func update(magnetic: Vector3, acceleration: Vector3,
-                                time: Double) -> Result<HeadingEstimate, HeadingRejection> {
+                                time: Double, meanOfSamples: Int = 1) -> Result<HeadingEstimate, HeadingRejection> {
         guard time.isFinite, magnetic.isFinite, acceleration.isFinite else {
             return .failure(.nonFiniteInput)
         }
@@ -151,6 +157,10 @@ public struct HeadingPipeline: Sendable {
             return .failure(.headingAxisVertical(axis))
         }
         if let newest = fieldWindow.newestTime, time < newest { fieldWindow.removeAll() }
+        if meanOfSamples > 1 {
+            smoother.reset()
+            fieldWindow.removeAll()
+        }
         let mean = smoother.add(angleDegrees: heading, time: time)
 
         fieldWindow.removeEntries(before: time - configuration.smoothingWindowSeconds)
@@ -173,7 +183,8 @@ public struct HeadingPipeline: Sendable {
             tiltDegrees: orientation.tiltDegrees, pitchDegrees: orientation.pitchDegrees,
             rollDegrees: orientation.rollDegrees, spreadDegrees: mean.spreadDegrees,
             fieldStrengthMicrotesla: strength / n, inclinationDegrees: inclination / n,
-            instantaneousHeadingDegrees: heading, sampleCount: mean.sampleCount, time: time,
+            instantaneousHeadingDegrees: heading,
+            sampleCount: mean.sampleCount == 1 ? max(1, meanOfSamples) : mean.sampleCount, time: time,
             accelerationDeviationMetresPerSecondSquared: (deviation2 / n).squareRoot()))
     }
 }
