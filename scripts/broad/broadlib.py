@@ -126,6 +126,15 @@ def read_log(path: Path) -> tuple[dict, np.ndarray, np.ndarray, np.ndarray, np.n
     return header, ts, acc, gyr, mag
 
 
+def read_converted(name: str) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
+    """The trial NAME as benchmark.py converted it at every 6th sample (`.build-broad/logs/NAME.d6.log`
+    and `.truth`): (times, acc, gyr, mag, truth quaternions, moving)."""
+    base = CACHE_DIR / "logs" / f"{name}.d6"
+    _, t, acc, gyr, mag = read_log(base.with_suffix(".d6.log"))
+    _, truth, moving = read_truth(base.with_suffix(".d6.truth"))
+    return t, acc, gyr, mag, truth, moving
+
+
 def read_truth(path: Path) -> tuple[np.ndarray, np.ndarray, np.ndarray]:
     """Reads `NAME.truth`: (times, quaternions device→ENU (NaN where invalid), moving bool)."""
     a = np.loadtxt(path, comments="#", ndmin=2)
@@ -188,15 +197,19 @@ def normalized(q: np.ndarray) -> np.ndarray:
     return q / np.linalg.norm(q, axis=1)[:, None]
 
 
-def rotate(q: np.ndarray, v) -> np.ndarray:
-    """Rotates the device-frame vector v (3,) by each quaternion of q (N, 4): earth-frame (N, 3)."""
+def rotation_matrices(q: np.ndarray) -> np.ndarray:
+    """The rotation matrix (N, 3, 3) of each quaternion of q (N, 4), device frame → earth frame."""
     w, x, y, z = q[:, 0], q[:, 1], q[:, 2], q[:, 3]
-    r = np.stack([
+    return np.stack([
         np.stack([1 - 2 * (y * y + z * z), 2 * (x * y - w * z), 2 * (x * z + w * y)], axis=1),
         np.stack([2 * (x * y + w * z), 1 - 2 * (x * x + z * z), 2 * (y * z - w * x)], axis=1),
         np.stack([2 * (x * z - w * y), 2 * (y * z + w * x), 1 - 2 * (x * x + y * y)], axis=1),
     ], axis=1)
-    return r @ np.asarray(v, dtype=float)
+
+
+def rotate(q: np.ndarray, v) -> np.ndarray:
+    """Rotates the device-frame vector v (3,) by each quaternion of q (N, 4): earth-frame (N, 3)."""
+    return rotation_matrices(q) @ np.asarray(v, dtype=float)
 
 
 def axis_heading_deg(q: np.ndarray, axis) -> tuple[np.ndarray, np.ndarray]:

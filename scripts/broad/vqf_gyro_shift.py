@@ -21,9 +21,7 @@ def main() -> int:
         print(__doc__, file=sys.stderr)
         return 2
     for name in sys.argv[1:]:
-        base = bl.REPO_ROOT / ".build-broad" / "logs" / f"{name}.d6"
-        _, t, acc, gyr, mag = bl.read_log(base.with_suffix(".d6.log"))
-        _, truth, moving = bl.read_truth(base.with_suffix(".d6.truth"))
+        t, acc, gyr, mag, truth, moving = bl.read_converted(name)
         ts = float(np.median(np.diff(t)))
         for shift in (-1, 0, 1):
             g = np.ascontiguousarray(np.roll(gyr, shift, axis=0))
