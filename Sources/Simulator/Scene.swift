@@ -267,19 +267,32 @@ public struct Scene: Sendable {
     /// ``angularVelocityHalfStepSeconds``. Exact for a constant rate; O(h²) otherwise.
     public func angularVelocityRadiansPerSecond(at t: Double) -> Vector3 {
         let h = Self.angularVelocityHalfStepSeconds
-        let r = worldToDevice(at: t + h) * worldToDevice(at: t - h).transposed
+        return meanAngularVelocityRadiansPerSecond(from: t - h, to: t + h)
+    }
+
+    /// The constant angular velocity that turns the device from its attitude at `start` to its
+    /// attitude at `end` (device frame, rad/s; the same construction over [start, end]).
+    public func meanAngularVelocityRadiansPerSecond(from start: Double, to end: Double) -> Vector3 {
+        let span = end - start
+        guard span > 0 else { return angularVelocityRadiansPerSecond(at: start) }
+        let r = worldToDevice(at: end) * worldToDevice(at: start).transposed
         let skew = Vector3(r.row2.y - r.row1.z, r.row0.z - r.row2.x, r.row1.x - r.row0.y)
         let sine = skew.length / 2
         let cosine = (r.row0.x + r.row1.y + r.row2.z - 1) / 2
         let angle = atan2(sine, cosine)
-        guard sine > 1e-15 else { return skew * (-1 / (4 * h)) }  // θ → 0: θ/(2 sin θ) → 1/2
-        return skew * (-angle / (2 * sine) / (2 * h))
+        guard sine > 1e-15 else { return skew * (-1 / (2 * span)) }  // θ → 0: θ/(2 sin θ) → 1/2
+        return skew * (-angle / (2 * sine) / span)
     }
 
     /// What the gyroscope measures, device frame, rad/s: (1 + k)·ω + b(t) + noise (``GyroscopeErrors``;
-    /// `noise` in rad/s, drawn by the caller).
-    public func gyroscopeReadingRadiansPerSecond(at t: Double, noise: Vector3 = .zero) -> Vector3 {
-        angularVelocityRadiansPerSecond(at: t) * (1 + gyroscope.scaleFactorError) + gyroscope.biasRadiansPerSecond(at: t) + noise
+    /// `noise` in rad/s, drawn by the caller). With `periodSeconds` > 0, ω is the mean over the
+    /// period that ends at `t`, as a MEMS gyroscope's decimation filter gives its output data
+    /// (a sample is the rate over the period ending at its time; BROAD's recordings agree: issue 36);
+    /// with 0, the instantaneous rate.
+    public func gyroscopeReadingRadiansPerSecond(at t: Double, periodSeconds: Double = 0, noise: Vector3 = .zero) -> Vector3 {
+        let omega = periodSeconds > 0 && periodSeconds.isFinite
+            ? meanAngularVelocityRadiansPerSecond(from: t - periodSeconds, to: t) : angularVelocityRadiansPerSecond(at: t)
+        return omega * (1 + gyroscope.scaleFactorError) + gyroscope.biasRadiansPerSecond(at: t) + noise
     }
 
     /// Azimuth of a device-frame direction's horizontal projection, degrees clockwise from true north in

@@ -218,7 +218,10 @@ public final class Simulator: Sendable {
                         ?? s.lastSample?.gyroscopeRadiansPerSecond ?? .zero
                 } else {
                     let noise = s.gyroscopeNoise.nextVector(standardDeviation: s.scene.gyroscope.noiseDegreesPerSecond * .pi / 180)
-                    sample.gyroscopeRadiansPerSecond = s.scene.gyroscopeReadingRadiansPerSecond(at: timeSeconds, noise: noise)
+                    // The mean rate since the previous step, as a gyroscope's decimation filter gives it.
+                    let period = s.lastSample.map { timeSeconds - $0.timeSeconds }.flatMap { $0 > 0 && $0 <= 1 ? $0 : nil } ?? 0
+                    sample.gyroscopeRadiansPerSecond = s.scene.gyroscopeReadingRadiansPerSecond(at: timeSeconds, periodSeconds: period,
+                                                                                                noise: noise)
                     sample.trueAngularVelocityRadiansPerSecond = s.scene.angularVelocityRadiansPerSecond(at: timeSeconds)
                 }
             }

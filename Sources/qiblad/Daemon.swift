@@ -307,10 +307,11 @@ final class Daemon: @unchecked Sendable {
             logger.debug(resting ? "the phone rests after \(periods) periods read: reading the sensors at the rest rate" : "the phone moves: full rate")
             if resting { codePages.trimAtRest() }
             return
-        case .samples(let samples):
+        case .samples(var samples):
             let previousRejection = model.compass.lastRejection
             let before = model.compass.state
             defer { noteCalibrationChanges(from: before) }
+            samples.orderGyroscopeFirstWithinInstants()
             for sample in samples {
                 let time = Double(sample.timestampNanoseconds) / 1e9
                 switch sample.kind {

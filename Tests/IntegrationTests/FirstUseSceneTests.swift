@@ -50,7 +50,7 @@ import Testing
             let t = Double(k) / rateHertz
             let m = scene.magnetometerReadingMicrotesla(at: t, noiseMicrotesla: noise.nextVector(standardDeviation: scene.magnetometerNoiseMicrotesla))
             let a = scene.accelerometerReadingMetresPerSecondSquared(at: t, noise: noise.nextVector(standardDeviation: scene.accelerometerNoiseMetresPerSecondSquared))
-            let w = scene.gyroscopeReadingRadiansPerSecond(at: t, noise: gyroNoise.nextVector(standardDeviation: scene.gyroscope.noiseDegreesPerSecond * .pi / 180))
+            let w = scene.gyroscopeReadingRadiansPerSecond(at: t, periodSeconds: 1 / rateHertz, noise: gyroNoise.nextVector(standardDeviation: scene.gyroscope.noiseDegreesPerSecond * .pi / 180))
             let o = replay.apply(timeSeconds: t, acceleration: a, angularVelocity: w, magneticField: m)
             readings.append(.init(timeSeconds: t, magneticHeading: o.magneticHeadingDegrees, headingError: o.headingErrorDegrees, fused: o.fused))
             if accepted == nil, replay.model.compass.state.calibrationState == .calibrated { accepted = t }

@@ -93,10 +93,17 @@ struct StillPhone {
         #expect(abs(Angle.turn(from: phone.trueHeading(.top), to: h.magneticHeadingDegrees)) < 0.5)
     }
 
-    @Test func aBiasDriftingWithTemperatureIsTracked() throws {
+    /// The samples here are each the mean rate over the period that ends at its time (the rate
+    /// that takes one attitude to the next): with the filter told so, the bias is tracked within
+    /// 0.1 °/s; with the default's samples at an instant (trapezoid), the half-period lag that
+    /// model leaves on these samples costs a little (0.105 °/s measured).
+    @Test(arguments: [(AttitudeFilter.GyroscopeSample.meanOverPeriod, 0.1), (.rateAtInstant, 0.15)])
+    func aBiasDriftingWithTemperatureIsTracked(sample: AttitudeFilter.GyroscopeSample, bound: Double) throws {
         // 1 °/s at start, drifting by 0.5 °/s over the first minute (a warming chip), the phone
         // turned now and then by hand so that every axis is seen.
-        var f = AttitudeFilter()
+        var configuration = AttitudeFilter.Configuration()
+        configuration.gyroscopeSample = sample
+        var f = AttitudeFilter(configuration: configuration)
         let start = Vector3(0.6, -0.5, 0.62)
         let drift = Vector3(-0.3, 0.3, 0.25)
         func bias(_ t: Double) -> Vector3 { (start + drift * min(1, t / 60)) * (Double.pi / 180) }
@@ -117,7 +124,7 @@ struct StillPhone {
             f.addMagneticField(next.field, time: t + 0.033)
             if t > 70 { worstLate = max(worstLate, Angle.degrees((f.gyroscopeBiasRadiansPerSecond - bias(t)).length)) }
         }
-        #expect(worstLate < 0.1, "bias error after the drift: \(worstLate) °/s")
+        #expect(worstLate < bound, "bias error after the drift (\(sample)): \(worstLate) °/s")
     }
 
     @Test func aDisturbanceHoldsTheHeadingOnTheGyroscopeWithAGrowingSigma() throws {

@@ -355,3 +355,22 @@ private func stillScene() -> Scene {
         #expect(named.gyroscope.device?.name == "gyro_3d")
     }
 }
+
+/// One scan of a chip that carries both sensors gives the accelerometer's and the gyroscope's
+/// samples one timestamp; the gyroscope's goes first within it (issue 36), nothing else moves.
+@Suite struct GyroscopeFirstOrderTests {
+    @Test func theGyroscopeGoesFirstWithinItsInstantOnly() {
+        func s(_ kind: QiblaIIO.SensorKind, _ t: Int64, _ x: Double = 0) -> SensorSample {
+            SensorSample(kind: kind, vector: Vector3(x, 0, 0), timestampNanoseconds: t)
+        }
+        var batch = SensorSampleBatch([s(.magnetometer, 5), s(.accelerometer, 10), s(.magnetometer, 10, 1), s(.gyroscope, 10),
+                                       s(.accelerometer, 20), s(.gyroscope, 25), s(.gyroscope, 30, 1), s(.accelerometer, 30, 2),
+                                       s(.gyroscope, 30, 3)])
+        batch.orderGyroscopeFirstWithinInstants()
+        let order = batch.map { "\($0.kind.rawValue.prefix(1))\($0.timestampNanoseconds)/\(Int($0.vector.x))" }
+        #expect(order == ["m5/0", "g10/0", "a10/0", "m10/1", "a20/0", "g25/0", "g30/1", "g30/3", "a30/2"])
+        var empty = SensorSampleBatch()
+        empty.orderGyroscopeFirstWithinInstants()
+        #expect(empty.isEmpty)
+    }
+}

@@ -39,6 +39,7 @@ import Testing
                 $0.usefulGravityNoiseDegrees = 90
             }))
         }
+        variants.append(("no lag estimate", { $0.magnetometerLagSigmaSeconds = 0 }))
         variants.append(("rate noise 0.3", { $0.accelerometerNoisePerRateMetresPerSecondSquared = 0.3; $0.usefulGravityNoiseDegrees = 20 }))
         let names = ProcessInfo.processInfo.environment["BROAD_NAMES"]?.split(separator: ",").map(String.init) ?? BROADRecording.names
         for name in names {

@@ -133,18 +133,20 @@ final class PollingSampler: @unchecked Sendable {
     /// The reading thread while one runs (tests check it exits after the last channel is removed).
     var readingThread: PlatformThread? { thread }
 
-    /// Where a kind is read within a period: the accelerometer first, then the magnetometer, then
-    /// the gyroscope. The model tilt-compensates a field sample with the last acceleration it got,
-    /// so the acceleration of the same period must reach it first: at rest a period carries the
-    /// still stretch's means, and a mean field compensated with the previous period's single raw
-    /// acceleration held a heading 0.5° off for as long as the phone rested (σ 0.02 m/s² at a
-    /// 55° dip: SunCheckIntegrationTests). The gyroscope last: a resting period, which skips it,
-    /// ends with the magnetometer.
+    /// Where a kind is read within a period: the gyroscope first, then the accelerometer, then the
+    /// magnetometer, the order `SensorReplay` applies an instant in. The attitude filter's
+    /// updates of a period then see the rotation its gyroscope sample brings (issue 36: taken
+    /// after them, the attitude was a sample late). The model tilt-compensates a field sample with
+    /// the last acceleration it got, so the acceleration of the same period must reach it first:
+    /// at rest a period carries the still stretch's means, and a mean field compensated with the
+    /// previous period's single raw acceleration held a heading 0.5° off for as long as the phone
+    /// rested (σ 0.02 m/s² at a 55° dip: SunCheckIntegrationTests). A resting period skips the
+    /// gyroscope and ends with the magnetometer.
     static func readingRank(_ kind: SensorKind) -> Int {
         switch kind {
-        case .accelerometer: 0
-        case .magnetometer: 1
-        case .gyroscope: 2
+        case .gyroscope: 0
+        case .accelerometer: 1
+        case .magnetometer: 2
         }
     }
 

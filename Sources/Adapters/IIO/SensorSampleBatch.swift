@@ -45,6 +45,25 @@ public struct SensorSampleBatch: Sendable, RandomAccessCollection {
 
     public mutating func removeAll() { count = 0 }
 
+    /// Moves each gyroscope sample before the other samples of its instant (the same timestamp,
+    /// as one scan of a chip that carries both gives them), keeping the order otherwise: a
+    /// gyroscope's sample is the rate over the period that ends at its time, so the attitude
+    /// filter takes it before the accelerometer's and the magnetometer's updates of that instant
+    /// (issue 36: taken after them, it lagged one sample). Insertion in place, no allocation.
+    public mutating func orderGyroscopeFirstWithinInstants() {
+        guard count > 1 else { return }
+        for index in 1..<count where storage[index].kind == .gyroscope {
+            let sample = storage[index]
+            var position = index
+            while position > 0, storage[position - 1].kind != .gyroscope,
+                  storage[position - 1].timestampNanoseconds == sample.timestampNanoseconds {
+                storage[position] = storage[position - 1]
+                position -= 1
+            }
+            storage[position] = sample
+        }
+    }
+
     /// Keeps only the samples for which `keep` is true, in order.
     public mutating func removeAll(where remove: (SensorSample) -> Bool) {
         var kept = 0

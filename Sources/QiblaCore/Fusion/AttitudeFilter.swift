@@ -118,6 +118,12 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///
 /// Pure: no clock, no I/O; the caller passes every sample's time (seconds, any monotonic origin).
 public struct AttitudeFilter: Sendable {
+    /// What a gyroscope sample stands for (``Configuration/gyroscopeSample``).
+    public enum GyroscopeSample: Sendable, Equatable {
+        case rateAtInstant
+        case meanOverPeriod
+    }
+
     public struct Configuration: Sendable, Equatable {
         /// Gyroscope angle random walk (white rate noise density), rad/s/√Hz (default 1.5e-4 ≈
         /// 0.009 °/s/√Hz, an MPU-6050's datasheet 0.005 °/s/√Hz with room for quantisation).
@@ -179,6 +185,31 @@ public struct AttitudeFilter: Sendable {
         public var accelerationGateMetresPerSecondSquared = 1.5
         /// Magnetometer noise per axis, microtesla (default 0.6).
         public var magnetometerNoiseMicrotesla = 0.6
+        /// What a gyroscope sample is: the rate at its instant (`.rateAtInstant`, default: a
+        /// polled register, or one sample in every few of a faster stream, as BROAD's recordings
+        /// read at the daemon's rate are), integrated over a period by the trapezoid of the two
+        /// samples that bound it with the coning term, θ = (ω₀ + ω₁)·Δt/2 + (ω₀ × ω₁)·Δt²/12
+        /// (Savage, "Strapdown Inertial Navigation Integration Algorithm Design Part 1", JGCD 21(1),
+        /// 1998, the two-sample form); or the mean rate over the period that ends at its time
+        /// (`.meanOverPeriod`: a chip whose output rate is the read rate), the period's rotation
+        /// ω₁·Δt.
+        public var gyroscopeSample = GyroscopeSample.rateAtInstant
+        /// A time skew between the magnetometer and the gyroscope assumed beyond the lag estimated
+        /// below, seconds (default 0): the yaw noise of a magnetometer sample grows by it times the
+        /// rate. 0.04 made BROAD's fast trials hold off the field in fast motion (trial 21: 5.94°
+        /// against 4.85° with 0, with the gyroscope integrated by the trapezoid); the lag's own
+        /// variance still counts.
+        public var magnetometerSkewSeconds = 0.0
+        /// The magnetometer's lag behind the gyroscope is estimated online (``magnetometerLagSeconds``):
+        /// its prior, seconds (default 0)…
+        public var initialMagnetometerLagSeconds = 0.0
+        /// …the prior's one sigma, seconds (default 0.03; 0 turns the estimate off)…
+        public var magnetometerLagSigmaSeconds = 0.03
+        /// …its random walk, s/√s (default 0.0005: a lag that changes with the sensors' rates is
+        /// followed within a minute)…
+        public var magnetometerLagRandomWalkSecondsPerRootSecond = 0.0005
+        /// …and its bounds, seconds (default −0.05 to 0.1).
+        public var magnetometerLagBoundsSeconds: ClosedRange<Double> = -0.05...0.1
         /// Fraction of the expected strength by which the field may differ before the magnetometer
         /// is held off (default 0.08).
         public var disturbanceFieldFraction = 0.08
@@ -310,6 +341,15 @@ public struct AttitudeFilter: Sendable {
     /// Time of the nominal state, seconds.
     private var stateTime: Double?
     private var lastGyroscopeTime: Double?
+    /// The last interval between two gyroscope samples, seconds.
+    private var lastGyroscopePeriodSeconds = 0.0
+    /// The magnetometer's lag behind the gyroscope as estimated so far, seconds (BROAD's IMU:
+    /// about 15 ms), and its variance, s².
+    public private(set) var magnetometerLagSeconds: Double
+    private var magnetometerLagVariance: Double
+    private var magnetometerLagTime: Double?
+    /// Magnetometer samples that taught the lag (a turning phone), for tests and reports.
+    public private(set) var magnetometerLagUpdateCount = 0
     /// Latest raw gyroscope reading, rad/s (held between samples).
     private var lastRate = Vector3.zero
     private var latestAcceleration: Vector3?
@@ -385,6 +425,8 @@ public struct AttitudeFilter: Sendable {
         let b = configuration.initialGyroscopeBiasSigmaRadiansPerSecond
         pbb = Matrix3.diagonal(b * b)
         stillWindow = StillBiasWindow(configuration: configuration.stillBiasWindow)
+        magnetometerLagSeconds = configuration.initialMagnetometerLagSeconds
+        magnetometerLagVariance = configuration.magnetometerLagSigmaSeconds * configuration.magnetometerLagSigmaSeconds
         selector = HeadingAxisSelector(switchToBackAboveTiltDegrees: configuration.switchToBackAboveTiltDegrees,
                                        switchToTopBelowTiltDegrees: configuration.switchToTopBelowTiltDegrees)
     }
@@ -475,17 +517,21 @@ public struct AttitudeFilter: Sendable {
         if let t0 = stateTime, time < t0 - configuration.maximumGyroscopeGapSeconds { unseed() }
         if isSeeded, let last = lastGyroscopeTime, time - last <= configuration.maximumGyroscopeGapSeconds,
            let t0 = stateTime {
-            // The sample is the rate over the period that ends at `time` (a gyroscope's low-pass
-            // filter at about half the sample rate delays it by about half a period). The part of
-            // the period already predicted on the previous rate (for the accelerometer's and the
-            // magnetometer's samples in between) is redone on this one.
+            // The period that ends at `time` turns by the rotation its samples give
+            // (``Configuration/gyroscopeSample``). The part of it already predicted on the
+            // previous rate (for the accelerometer's and the magnetometer's samples in between)
+            // is redone on that rotation's rate.
             let predicted = t0 - last
-            if predicted > 0, time > t0 {
-                let redo = Quaternion(rotationVector: (omega - lastRate) * predicted)
+            let span = time - last
+            let trapezoid = configuration.gyroscopeSample == .rateAtInstant && span > 0
+            let effective = trapezoid ? (lastRate + omega) * 0.5 + lastRate.cross(omega) * (span / 12) : omega
+            if predicted > 0, time >= t0 {
+                let redo = Quaternion(rotationVector: (effective - lastRate) * predicted)
                 attitude = (attitude * redo).normalized ?? attitude
                 if let stored = lowPassedAcceleration { lowPassedAcceleration = redo.inverseRotate(stored) }
             }
-            propagate(by: time - t0, rate: omega)
+            propagate(by: time - t0, rate: effective)
+            if span > 0 { lastGyroscopePeriodSeconds = span }
             stateTime = max(t0, time)
         } else {
             seed(afterGap: true, rate: omega)
@@ -624,6 +670,7 @@ public struct AttitudeFilter: Sendable {
         latestField = m
         stillWindow.addField(m, time: time)
         guard advance(to: time) else { return nil }
+        let m = lagCompensated(m, time: time)
         let strength = m.length
         guard strength >= TiltCompensation.minimumFieldMicrotesla else { return nil }
         let world = attitude.rotate(m)
@@ -674,7 +721,12 @@ public struct AttitudeFilter: Sendable {
             // Only a field that stays put in the world while the phone moves under it is the
             // earth's (a new place, a building's steel); a magnet fixed to the phone turns with
             // it (BROAD trial 32) and is never learned.
-            let steady = (heldDirection?.length ?? 0) >= configuration.heldDirectionSteadiness
+            // The direction's spread allowed grows with what the tilt's uncertainty turns it by
+            // through the dip (σ_tilt·|Z/H|, twice): in a fast motion a right field's direction
+            // wanders that much (BROAD trial 21: held 90 s).
+            let tiltSpread = 2 * Angle.radians(tiltSigmaDegrees) * abs(world.z) / max(horizontal, TiltCompensation.minimumFieldMicrotesla)
+            let steadiness = cos(min(Double.pi / 4, acos(min(1, configuration.heldDirectionSteadiness)) + tiltSpread))
+            let steady = (heldDirection?.length ?? 0) >= steadiness
             // The caller's flag (a field unlike the earth's where the phone is) is set aside only
             // when the phone turned under the field, so that the test above had something to see,
             // and its strength stayed steady: a magnet near a phone lying still stays held.
@@ -702,7 +754,11 @@ public struct AttitudeFilter: Sendable {
         let innovation = -atan2(world.y, world.x)
         let sm = configuration.magnetometerNoiseMicrotesla / horizontal
         let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
+        // The rate now (none when the gyroscope has been silent, as at rest).
+        let rateNow = lastGyroscopeTime.map { abs(time - $0) <= 0.1 } == true ? (lastRate - gyroscopeBiasRadiansPerSecond).length : 0
+        let skew = (configuration.magnetometerSkewSeconds * configuration.magnetometerSkewSeconds + magnetometerLagVariance).squareRoot() * rateNow
         var noise = sm * sm + leak * leak + correctionSigma * correctionSigma
+            + skew * skew * (1 + world.z * world.z / (horizontal * horizontal))
         if acceptsFlaggedField {
             // A field the caller still calls unlike the earth's, taken because it lasted: noisier.
             let flagged = Angle.radians(configuration.flaggedFieldSigmaDegrees)
@@ -750,6 +806,9 @@ public struct AttitudeFilter: Sendable {
         learnedField = (learnedField ?? strength) + alpha * (strength - (learnedField ?? strength))
         learnedInclination = (learnedInclination ?? inclination) + alpha * (inclination - (learnedInclination ?? inclination))
         lastInclinationDegrees = inclination
+        if magneticState == .tracking {
+            learnMagnetometerLag(field: m, world: world, innovation: innovation, variance: s, time: time)
+        }
         update(innovation: innovation, attitudeRow: row, noise: noise, tilt: false, yaw: true, bias: learnsBias)
         updateAxis()
         return nil
@@ -770,6 +829,41 @@ public struct AttitudeFilter: Sendable {
         yawWrongSince = nil
         referenceRelearnUntil = time + configuration.referenceRelearnSeconds
         yawReseedCount += 1
+    }
+
+    /// The field at this instant from a sample that lags the gyroscope by τ: a field fixed in the
+    /// world turns in the device frame as dm/dt = m × ω, so m(t) ≈ m(t − τ) + τ·(m × (ω − b)).
+    private func lagCompensated(_ m: Vector3, time: Double) -> Vector3 {
+        let lag = magnetometerLagSeconds
+        guard lag != 0, let last = lastGyroscopeTime, abs(time - last) <= configuration.maximumGyroscopeGapSeconds else { return m }
+        return m + m.cross(lastRate - gyroscopeBiasRadiansPerSecond) * lag
+    }
+
+    /// One scalar Kalman update of the magnetometer's lag from this sample's yaw innovation r:
+    /// with the field taken as m + τ·(m × ω), r changes with τ by g = ∂r/∂τ = −(N·Ė − E·Ṅ)/H²
+    /// (Ṅ, Ė the world field's rate per second of lag), so r ≈ −g·(τ − τ̂) plus the yaw's own error,
+    /// whose variance (the filter's, the sample's noise) is `variance`. Only while the phone turns
+    /// about the vertical (|g| ≥ 0.2 rad/s) does the sample say anything; the turns' alternating
+    /// directions keep a slow yaw error out of τ̂. Kept apart from P (a decoupled estimate): the
+    /// lag is a property of the sensors, seen only in fast turns, and not correlated with the
+    /// attitude's error otherwise.
+    private mutating func learnMagnetometerLag(field m: Vector3, world: Vector3, innovation: Double, variance: Double, time: Double) {
+        guard configuration.magnetometerLagSigmaSeconds > 0, let last = lastGyroscopeTime,
+              abs(time - last) <= configuration.maximumGyroscopeGapSeconds else { return }
+        let elapsed = magnetometerLagTime.map { max(0, time - $0) } ?? 0
+        magnetometerLagTime = time
+        let walk = configuration.magnetometerLagRandomWalkSecondsPerRootSecond
+        magnetometerLagVariance += walk * walk * elapsed
+        let h2 = world.x * world.x + world.y * world.y
+        guard h2 > 0 else { return }
+        let rate = attitude.rotate(m.cross(lastRate - gyroscopeBiasRadiansPerSecond))
+        let g = -(world.x * rate.y - world.y * rate.x) / h2
+        guard abs(g) >= 0.2, variance > 0 else { return }
+        let gain = magnetometerLagVariance * g / (g * g * magnetometerLagVariance + variance)
+        let bounds = configuration.magnetometerLagBoundsSeconds
+        magnetometerLagSeconds = min(bounds.upperBound, max(bounds.lowerBound, magnetometerLagSeconds - gain * innovation))
+        magnetometerLagVariance *= max(0, 1 - gain * g)
+        magnetometerLagUpdateCount += 1
     }
 
     // MARK: Headings
@@ -814,7 +908,13 @@ public struct AttitudeFilter: Sendable {
         let reference = Angle.radians(configuration.referenceHeadingErrorDegrees)
         let leak = configuration.accelerometerBiasMetresPerSecondSquared / TiltCompensation.standardGravity
             * tan(Angle.radians(min(85, abs(lastInclinationDegrees))))
-        variance += reference * reference + leak * leak
+        // Which of the two a gyroscope sample is (``Configuration/gyroscopeSample``) is not known
+        // for sure — a polled chip gives the rate at an instant, a chip read at its own output
+        // rate the mean over its period — and the two integrations of a turn differ by the rate
+        // times half a period, however long it lasts.
+        let model = configuration.gyroscopeSample == .rateAtInstant
+            ? (lastRate - gyroscopeBiasRadiansPerSecond).length * lastGyroscopePeriodSeconds / 2 : 0
+        variance += reference * reference + leak * leak + model * model
         let sigma = Angle.degrees(max(0, variance).squareRoot())
         let heading = Angle.normalized360(Angle.degrees(atan2(v.y, v.x)))
         guard heading.isFinite else { return nil }
