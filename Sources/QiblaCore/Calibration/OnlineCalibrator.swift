@@ -122,15 +122,6 @@ public struct MagnetometerCalibrator: Sendable {
         /// world (a magnet on the desk, a car) leaves |corrected| nearly constant as the phone turns;
         /// a changed hard iron b′ makes it range over |F ± (b′ − b)|.
         public var contradictionMagnitudeSpreadFraction: Double
-        /// …and, to give up an accepted fit, the mismatching samples must lie on one sphere within this fraction of its radius,
-        /// RMS (default 0.05: a changed hard iron leaves the noise and a few per cent of soft iron;
-        /// a magnet the phone is moved past leaves no sphere, BROAD trial 30).
-        public var contradictionSphereResidualFraction: Double = 0.05
-        /// …whose centre lies at least this fraction of its radius from the fit's (the origin of
-        /// the corrected field; default 0.1): samples on the fit's own sphere that disagree with
-        /// the expected strength or dip are a disturbance or a place unlike WMM's, not a new hard
-        /// iron (BROAD trial 30: centre 0.7–1.9 µT from the origin at r = 43 µT).
-        public var contradictionCentreShiftFraction: Double = 0.1
         /// Seconds of matching field needed to confirm a restored fit or the uncorrected field (default 2).
         public var confirmationSeconds: Double
         /// Distinct direction cells the matching samples must span to confirm (default 3).
@@ -239,12 +230,6 @@ public struct MagnetometerCalibrator: Sendable {
     private var mismatchCells: UInt64 = 0
     private var mismatchMinimumField = Double.infinity
     private var mismatchMaximumField = 0.0
-    /// Corrected fields of the mismatching samples, at least ``sphereSampleSpacingMicrotesla``
-    /// apart, the latest ``sphereSampleCapacity`` kept (a ring).
-    private var mismatchFields: [Vector3] = []
-    private var mismatchFieldsNext = 0
-    static let sphereSampleCapacity = 64
-    static let sphereSampleSpacingMicrotesla = 3.0
 
     /// The largest worst-case heading sigma progress starts from, degrees.
     static let progressStartSigmaDegrees = 45.0
@@ -406,7 +391,7 @@ public struct MagnetometerCalibrator: Sendable {
                                         expectedInclinationDegrees: expectedField?.inclinationDegrees, time: time)
         let cellBit: UInt64 = samples.cells.index(of: corrected).map { 1 << UInt64($0 & 63) } ?? 0
         updateEvidence(matched: detector.lastSampleMatched == true, disturbed: disturbed, cellBit: cellBit,
-                       corrected: corrected, fieldMicrotesla: field, expectedFieldMicrotesla: expectedMagnitude, step: step)
+                       fieldMicrotesla: field, expectedFieldMicrotesla: expectedMagnitude, step: step)
 
         switch state {
         case .unvalidated:
@@ -460,52 +445,9 @@ public struct MagnetometerCalibrator: Sendable {
     private mutating func clearMismatch() {
         mismatchSeconds = 0; mismatchCells = 0
         mismatchMinimumField = .infinity; mismatchMaximumField = 0
-        mismatchFields.removeAll(keepingCapacity: true); mismatchFieldsNext = 0
     }
 
-    private mutating func rememberMismatch(_ corrected: Vector3) {
-        let latest = mismatchFields.isEmpty ? nil : mismatchFields[(mismatchFieldsNext + mismatchFields.count - 1) % mismatchFields.count]
-        if let latest, (corrected - latest).length < Self.sphereSampleSpacingMicrotesla { return }
-        if mismatchFields.count < Self.sphereSampleCapacity {
-            mismatchFields.append(corrected)
-            mismatchFieldsNext = 0
-        } else {
-            mismatchFields[mismatchFieldsNext] = corrected
-            mismatchFieldsNext = (mismatchFieldsNext + 1) % Self.sphereSampleCapacity
-        }
-    }
-
-    /// Whether the mismatching fields could come from one changed hard iron: they lie on one
-    /// sphere (|x − c| = r) within ``Configuration/contradictionSphereResidualFraction`` of `r`, RMS.
-    /// The centre is the linear least-squares solution of |x|² − ⟨|x|²⟩ = 2c·(x − ⟨x⟩) (the
-    /// algebraic sphere fit; e.g. Pratt, "Direct least-squares fitting of algebraic surfaces",
-    /// SIGGRAPH 1987). A magnet fixed in the world that the phone moves past gives strengths
-    /// that depend on where the phone is, not on its orientation, and no sphere. With too few
-    /// samples, or samples on too small a cap to tell, the answer is yes (the other tests decide).
-    private func mismatchLiesOnOneSphere() -> Bool {
-        let n = Double(mismatchFields.count)
-        guard mismatchFields.count >= 8 else { return true }
-        let mean = mismatchFields.reduce(Vector3.zero, +) * (1 / n)
-        let meanSquare = mismatchFields.reduce(0) { $0 + $1.dot($1) } / n
-        var normal = Matrix3(0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var right = Vector3.zero
-        for x in mismatchFields {
-            let d = x - mean
-            normal = normal + Matrix3.outer(d, d)
-            right = right + d * ((x.dot(x) - meanSquare) / 2)
-        }
-        let spread = normal.row0.x + normal.row1.y + normal.row2.z
-        guard spread > 0, normal.determinant > 1e-4 * spread * spread * spread / 27, let inverse = normal.inverse else { return true }
-        let centre = inverse * right
-        let radii = mismatchFields.map { ($0 - centre).length }
-        let radius = radii.reduce(0, +) / n
-        guard radius > 0, radius.isFinite else { return true }
-        let rms = (radii.reduce(0) { $0 + ($1 - radius) * ($1 - radius) } / n).squareRoot()
-        return rms <= configuration.contradictionSphereResidualFraction * radius
-            && centre.length >= configuration.contradictionCentreShiftFraction * radius
-    }
-
-    private mutating func updateEvidence(matched: Bool, disturbed: Bool, cellBit: UInt64, corrected: Vector3, fieldMicrotesla: Double,
+    private mutating func updateEvidence(matched: Bool, disturbed: Bool, cellBit: UInt64, fieldMicrotesla: Double,
                                          expectedFieldMicrotesla: Double?, step: Double) {
         if matched {
             matchSeconds += step
@@ -517,7 +459,6 @@ public struct MagnetometerCalibrator: Sendable {
                 mismatchCells |= cellBit
                 mismatchMinimumField = min(mismatchMinimumField, fieldMicrotesla)
                 mismatchMaximumField = max(mismatchMaximumField, fieldMicrotesla)
-                rememberMismatch(corrected)
             }
         } else {
             mismatchSeconds = max(0, mismatchSeconds - step)
@@ -531,8 +472,7 @@ public struct MagnetometerCalibrator: Sendable {
             && mismatchMaximumField - mismatchMinimumField >= configuration.contradictionMagnitudeSpreadFraction * reference
         switch state {
         case .calibrated:
-            // An accepted fit is given up only for a new hard iron, not for a magnet passed by.
-            if contradicted, mismatchLiesOnOneSphere() { discard(countAsContradiction: true) }
+            if contradicted { discard(countAsContradiction: true) }
         case .unvalidated:
             if contradicted {
                 discard(countAsContradiction: true)
