@@ -95,8 +95,8 @@ public struct SensorReplay: Sendable {
                 }
             }
         }
-        // The gyroscope's sample first: it is the rate over the period that ends at this instant,
-        // so the accelerometer's and the magnetometer's updates see the attitude it brings.
+        // The gyroscope's sample first: it closes the period that ends at this instant, so the
+        // accelerometer's and the magnetometer's updates see the attitude it brings.
         if !resting, let w = angularVelocity { model.apply(.angularVelocity(w, timeSeconds: timeSeconds), nowUnixSeconds: now) }
         if let a = acceleration { model.apply(.acceleration(a, timeSeconds: timeSeconds), nowUnixSeconds: now) }
         if let m = magneticField {

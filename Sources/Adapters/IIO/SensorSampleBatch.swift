@@ -47,8 +47,8 @@ public struct SensorSampleBatch: Sendable, RandomAccessCollection {
 
     /// Moves each gyroscope sample before the other samples of its instant (the same timestamp,
     /// as one scan of a chip that carries both gives them), keeping the order otherwise: a
-    /// gyroscope's sample is the rate over the period that ends at its time, so the attitude
-    /// filter takes it before the accelerometer's and the magnetometer's updates of that instant
+    /// gyroscope's sample closes the period that ends at its time, so the attitude filter takes
+    /// it before the accelerometer's and the magnetometer's updates of that instant
     /// (issue 36: taken after them, it lagged one sample). Insertion in place, no allocation.
     public mutating func orderGyroscopeFirstWithinInstants() {
         guard count > 1 else { return }

@@ -116,12 +116,12 @@ public struct RestDetector: Sendable, Equatable {
     /// The values last handed over: what the heading holds.
     private var handedOverAcceleration: Vector3?
     private var handedOverField: Vector3?
-    /// How many samples each value handed over is the mean of.
-    private var handedOverAccelerationCount = 0, handedOverFieldCount = 0
+    /// How many samples the field handed over is the mean of.
+    private var handedOverFieldCount = 0
     /// Samples in each reference's mean since it was last set by motion.
     private var accelerationCount = 0, fieldCount = 0
-    /// The weight each reference gave its last sample (1 when motion set it).
-    private var accelerationWeight = 1.0, fieldWeight = 1.0
+    /// The weight the field's reference gave its last sample (1 when motion set it).
+    private var fieldWeight = 1.0
     /// The plain means of the samples since the last motion or drift hand-over, and their counts.
     private var settledAcceleration = RunningMean(), settledField = RunningMean()
     /// A drift was handed over at rest; the settled mean follows when it has enough samples.
@@ -157,8 +157,8 @@ public struct RestDetector: Sendable, Equatable {
         let moved = referenceAcceleration.map { ($0 - a).length > configuration.accelerationThresholdMetresPerSecondSquared } ?? true
         let first = referenceAcceleration == nil
         accelerationCount = moved ? 1 : accelerationCount + 1
-        (referenceAcceleration, accelerationWeight) = moved ? (a, 1) : Self.mean(referenceAcceleration, a, count: accelerationCount,
-                                                                                 dt: time - accelerationTime, tau: configuration.referenceSeconds)
+        referenceAcceleration = moved ? a : Self.mean(referenceAcceleration, a, count: accelerationCount,
+                                                         dt: time - accelerationTime, tau: configuration.referenceSeconds).mean
         if moved { settledAcceleration.restart(a) } else { settledAcceleration.add(a) }
         accelerationTime = time
         return update(moved: moved, first: first, time: time)
@@ -183,7 +183,7 @@ public struct RestDetector: Sendable, Equatable {
     /// mean) until the exponential mean's weight after `dt` seconds with time constant `tau` is
     /// larger. (An exponential mean from the stretch's first sample would keep e⁻¹ of that one
     /// sample after `tau`, and its noise with it.) Returns the new mean and the weight it gave the sample.
-    private static func mean(_ reference: Vector3?, _ sample: Vector3, count: Int, dt: Double, tau: Double) -> (Vector3, Double) {
+    private static func mean(_ reference: Vector3?, _ sample: Vector3, count: Int, dt: Double, tau: Double) -> (mean: Vector3, weight: Double) {
         guard let reference else { return (sample, 1) }
         let exponential = dt > 0 && tau > 0 ? 1 - exp(-dt / tau) : 1
         let weight = min(1, max(0, max(exponential, 1 / Double(max(1, count)))))
@@ -241,14 +241,13 @@ public struct RestDetector: Sendable, Equatable {
         if isResting, restingAtLastCall, !restAnnounced {
             restAnnounced = true
             settleDue = false
-            handOver(acceleration: settledAcceleration.mean.map { ($0, settledAcceleration.count) },
-                     field: settledField.mean.map { ($0, settledField.count) })
+            handOver(acceleration: settledAcceleration.mean, field: settledField.mean.map { ($0, settledField.count) })
             return true
         }
         if !isResting { restAnnounced = false }
         if !isResting || drifted(referenceAcceleration, from: handedOverAcceleration, by: configuration.accelerationDriftMetresPerSecondSquared)
             || drifted(referenceField, from: handedOverField, by: configuration.fieldDriftMicrotesla) {
-            handOver(acceleration: referenceAcceleration.map { ($0, Self.equivalentCount(count: accelerationCount, weight: accelerationWeight)) },
+            handOver(acceleration: referenceAcceleration,
                      field: referenceField.map { ($0, Self.equivalentCount(count: fieldCount, weight: fieldWeight)) },
                      keepingMissing: false)
             // At rest a drift restarts the plain means from the references (the samples before
@@ -264,21 +263,17 @@ public struct RestDetector: Sendable, Equatable {
                                settledField.mean == nil ? Int.max : settledField.count)
         if settleDue, settledCount != Int.max, settledCount > configuration.settleSamples {
             settleDue = false
-            handOver(acceleration: settledAcceleration.mean.map { ($0, settledAcceleration.count) },
-                     field: settledField.mean.map { ($0, settledField.count) })
+            handOver(acceleration: settledAcceleration.mean, field: settledField.mean.map { ($0, settledField.count) })
             return true
         }
         return false
     }
 
-    /// Records what goes on: a mean and how many samples it is of. A missing value keeps what was
-    /// handed over before, unless `keepingMissing` is false (then the reference's own absence).
-    private mutating func handOver(acceleration: (Vector3, Int)?, field: (Vector3, Int)?, keepingMissing: Bool = true) {
-        if let acceleration {
-            (handedOverAcceleration, handedOverAccelerationCount) = (acceleration.0, max(1, acceleration.1))
-        } else if !keepingMissing {
-            (handedOverAcceleration, handedOverAccelerationCount) = (nil, 0)
-        }
+    /// Records what goes on: the means, and how many samples the field's is of. A missing value
+    /// keeps what was handed over before, unless `keepingMissing` is false (then the reference's
+    /// own absence).
+    private mutating func handOver(acceleration: Vector3?, field: (Vector3, Int)?, keepingMissing: Bool = true) {
+        if acceleration != nil || !keepingMissing { handedOverAcceleration = acceleration }
         if let field {
             (handedOverField, handedOverFieldCount) = (field.0, max(1, field.1))
         } else if !keepingMissing {
@@ -293,9 +288,6 @@ public struct RestDetector: Sendable, Equatable {
     /// What a resting period hands over in place of its own field sample, µT (nil before the
     /// first sample): the value ``shouldHandOver()`` last chose.
     public var restingField: Vector3? { handedOverField }
-
-    /// How many samples ``restingAcceleration`` is the mean of (capped at 64; 0 before the first).
-    public var restingAccelerationSampleCount: Int { handedOverAccelerationCount }
 
     /// How many samples ``restingField`` is the mean of (capped at 64; 0 before the first): the
     /// heading's smoothing window takes the mean in place of the samples it holds
