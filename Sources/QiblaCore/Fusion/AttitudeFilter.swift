@@ -289,12 +289,14 @@ public struct AttitudeFilter: Sendable {
         /// vertical is off by b/g₀, which turns the heading by (b/g₀)·tan|I| (NXP AN4248); added to
         /// the sigma, as the filter cannot see it.
         public var accelerometerBiasMetresPerSecondSquared = 0.015
-        /// The yaw kept across a gap (a rest) is this much less certain, degrees (default 0.5: a
-        /// rest hands over any nudge of the field beyond 1.2 µT, about 3.5°, and the field comes
-        /// back through the gate; at 2° the held yaw weighed as one sample after the rest and a
-        /// magnet's field that kept the strength and dip took it within half a second, BROAD
-        /// trial 36: 10° off with HeadingError 3.2°).
-        public var restYawDriftDegrees = 0.5
+        /// The yaw kept across a gap (a rest) is this much less certain, degrees (default 2). At
+        /// 2° the kept yaw weighs about as much as one magnetometer sample, so a magnet's field
+        /// that keeps the strength and dip, arriving as the rest ends, still pulls it (BROAD trial
+        /// 36: 10° within 0.3 s, HeadingError 3.2°). At 0.5° that stops, but in trial 21 at 286 Hz
+        /// a yaw that sure of itself as a fast motion began sent the innovations into the
+        /// magnetometer's lag estimate (55 ms), the dip measured through it came out 14° low,
+        /// and the field was held off for 110 s (23.5° RMSE against 2.6°).
+        public var restYawDriftDegrees = 2.0
         /// A gap across which the phone did not tilt keeps the yaw from before it (default true;
         /// false: only a field that disagrees with the reference keeps it).
         public var keepsYawAcrossUntiltedGap = true
