@@ -105,7 +105,10 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   off. The yaw is kept too (and the field taken through the gate) when the phone did not tilt
 ///   across the gap: a field that turned under a phone lying flat is a magnet as often as a turn
 ///   on a table, and the gyroscope, read again, tells them apart. Time running backwards does the
-///   same. Non-finite input is rejected.
+///   same. Non-finite input is rejected. When the first field after such a gap disagrees with the
+///   kept yaw beyond three of its own sigmas, the heading's sigma covers the disagreement until
+///   the phone has turned a quarter turn under the field (a magnet that came while the phone
+///   rested, or a nudge the rest handed over: nothing at the wake tells which).
 /// - **A new correction** (a calibration accepted, refitted or restored): while the field is
 ///   tracked the yaw turns by what the two corrections make of the same sample; while it is held
 ///   off, the yaw (the gyroscope's since the hold began) is kept and only widened.
@@ -438,6 +441,13 @@ public struct AttitudeFilter: Sendable {
     /// the gyroscope missed (a phone turned on a table while it rested, the yaw kept across the
     /// gap) — so the published uncertainty says so until the two agree or a rule decides.
     private var gateDisagreementRadians = 0.0
+    /// After a gap that kept the yaw, the first field's disagreement with it, radians (when beyond
+    /// three of its own sigmas): the yaw and the field cannot both be right, and until the phone
+    /// has turned a quarter turn under the field (a field fixed in the world then agrees with the
+    /// gyroscope, a magnet fixed to the phone does not) the heading's sigma covers it.
+    private var wakeDisagreementRadians = 0.0
+    private var wakeRotationRadians = 0.0
+    private var wakeFieldPending = false
     /// Until when the reference's strength and dip are relearned after a new correction, seconds.
     private var referenceRelearnUntil: Double?
 
@@ -508,6 +518,7 @@ public struct AttitudeFilter: Sendable {
         referenceTime = nil
         disagreementStart = nil
         gateRejectionStart = nil
+        wakeDisagreementRadians = 0; wakeFieldPending = false
         let sigma = Angle.radians(yawSigmaDegrees.isFinite ? max(0, yawSigmaDegrees) : 0)
         // A held yaw rests on the gyroscope since the hold began, not on the old correction's
         // field: turning it by what the corrections make of today's sample would move a right yaw
@@ -804,6 +815,10 @@ public struct AttitudeFilter: Sendable {
             let remaining = max(0, 1 - (time - start) / max(1e-3, configuration.recoverySeconds))
             noise *= 1 + (configuration.recoveryNoiseFactor - 1) * remaining * remaining
         }
+        if wakeFieldPending {
+            wakeFieldPending = false
+            if innovation * innovation > 9 * noise { wakeDisagreementRadians = abs(innovation) }
+        }
         let row = Vector3(-world.z / horizontal, 0, 1)
         let s = row.dot(ptt * row) + noise
         let gate = configuration.innovationGateSigmas
@@ -953,6 +968,7 @@ public struct AttitudeFilter: Sendable {
         let model = configuration.gyroscopeSample == .rateAtInstant
             ? (lastRate - gyroscopeBiasRadiansPerSecond).length * lastGyroscopePeriodSeconds / 2 : 0
         variance += reference * reference + leak * leak + model * model + gateDisagreementRadians * gateDisagreementRadians
+            + wakeDisagreementRadians * wakeDisagreementRadians
         let sigma = Angle.degrees(max(0, variance).squareRoot())
         let heading = Angle.normalized360(Angle.degrees(atan2(v.y, v.x)))
         guard heading.isFinite else { return nil }
@@ -982,6 +998,10 @@ public struct AttitudeFilter: Sendable {
         guard dt > 0 else { return }
         let omega = rate - gyroscopeBiasRadiansPerSecond
         if magneticState == .holding { heldRotationRadians += omega.length * dt }
+        if wakeDisagreementRadians > 0 {
+            wakeRotationRadians += omega.length * dt
+            if wakeRotationRadians >= Double.pi / 2 { wakeDisagreementRadians = 0 }
+        }
         let rateWeight = 1 - exp(-dt / max(1e-3, configuration.accelerometerLowPassSeconds))
         recentRateRadiansPerSecond += rateWeight * (omega.length - recentRateRadiansPerSecond)
         let rotation = attitude.rotationMatrix
@@ -1182,6 +1202,7 @@ public struct AttitudeFilter: Sendable {
     /// `TiltCompensation`), keeping the bias; the attitude covariance from the single samples' noise.
     private mutating func seed(afterGap: Bool = false, rate: Vector3? = nil) {
         gateDisagreementRadians = 0
+        wakeDisagreementRadians = 0; wakeRotationRadians = 0; wakeFieldPending = false
         guard let a = latestAcceleration, let m = latestField,
               case .success(let o) = TiltCompensation.orientation(magnetic: m, acceleration: a),
               let q = Quaternion(rotationMatrix: Matrix3(rows: o.north, o.east, -o.up)) else {
@@ -1220,6 +1241,7 @@ public struct AttitudeFilter: Sendable {
             seedCount += 1
             heldYawSeedCount += 1
             if disagrees { magneticState = .holding }
+            wakeFieldPending = true
             recoveryStart = nil; agreementStart = nil
             selector.reset()
             updateAxis()
