@@ -80,48 +80,15 @@ struct Replay: ParsableCommand {
 
     /// The model over every instant; one line per instant after the first heading.
     func replayOffline(_ log: SensorLog, position: GeodeticPosition?, startUnixSeconds: Double) {
-        var tuned = DaemonModel.Configuration()  // TUNE (not to be committed)
-        for pair in (Environment.value("QIBLA_TUNE") ?? "").split(separator: ",") {
-            let kv = pair.split(separator: "="); guard kv.count == 2, let v = Double(kv[1]) else { continue }
-            switch kv[0] {
-            case "mag": tuned.compass.attitudeFilter.magnetometerNoiseMicrotesla = v
-            case "scale": tuned.compass.attitudeFilter.gyroscopeScaleFactorError = v
-            case "leak": tuned.compass.attitudeFilter.correlatedTiltErrorRadians = v
-            case "arw": tuned.compass.attitudeFilter.gyroscopeNoiseRadiansPerSecondPerRootHertz = v
-            case "skew": tuned.compass.attitudeFilter.magnetometerSkewSeconds = v
-            case "dip": tuned.compass.attitudeFilter.disturbanceInclinationDegrees = v
-            case "frac": tuned.compass.attitudeFilter.disturbanceFieldFraction = v
-            case "lag": tuned.compass.attitudeFilter.initialMagnetometerLagSeconds = v
-            case "lagsig": tuned.compass.attitudeFilter.magnetometerLagSigmaSeconds = v
-            case "lagwalk": tuned.compass.attitudeFilter.magnetometerLagRandomWalkSecondsPerRootSecond = v
-            case "idr": tuned.compass.calibrator.identityResidualRatio = v
-            case "trap": tuned.compass.attitudeFilter.gyroscopeSample = v > 0 ? .rateAtInstant : .meanOverPeriod
-            case "nocal": if v > 0 { tuned.compass.calibrator.fitIntervalSeconds = 1e9; tuned.compass.calibrator.refineIntervalSeconds = 1e9 }
-            case "keepyaw": tuned.compass.attitudeFilter.keepsYawAcrossUntiltedGap = v > 0
-            case "drift": tuned.compass.attitudeFilter.restYawDriftDegrees = v
-            default: break
-            }
-        }
-        var replay = SensorReplay(configuration: tuned, position: position, unixSecondsAtStart: startUnixSeconds, hasGyroscope: log.hasGyroscope,
+        var replay = SensorReplay(position: position, unixSecondsAtStart: startUnixSeconds, hasGyroscope: log.hasGyroscope,
                                   restSampleRateHertz: restSampleRate > 0 ? restSampleRate : nil)
         var started = false
-        var lastTrace = ""
         var lines = 0, fusedLines = 0
         var out = ""
         out.reserveCapacity(1 << 16)
         for instant in log.instants {
             let o = replay.apply(timeSeconds: instant.timeSeconds, acceleration: instant.acceleration,
                                  angularVelocity: instant.angularVelocity, magneticField: instant.magneticField)
-            if Environment.value("QIBLA_TRACE") != nil {  // TRACE (not to be committed)
-                let f = replay.model.compass.attitudeFilter
-                let c = replay.model.compass.state
-                let line = "seed=\(f.seedCount) rec=\(f.attitudeRecoveryCount) held=\(f.heldYawSeedCount) yawre=\(f.yawReseedCount) relearn=\(f.relearnedFlaggedFieldCount) mag=\(f.magneticState) tracking=\(f.isTracking(at: instant.timeSeconds)) cal=\(c.calibrationState) off=\(SensorLog.decimal(c.hardIronOffsetMagnitudeMicrotesla, places: 2)) res=\(SensorLog.decimal(c.calibrationResidualMicrotesla, places: 2)) interf=\(c.magneticInterference) acc=\(c.accuracy) rej=\(String(describing: f.lastRejection)) lag=\(SensorLog.decimal(f.magnetometerLagSeconds, places: 4))"
-                if line != lastTrace || Environment.value("QIBLA_TRACE") == "all" {
-                    let h = f.heading(at: instant.timeSeconds)
-                    Console.printError("\(instant.timeText) \(line) fh=\(SensorLog.decimal(h?.magneticHeadingDegrees ?? .nan, places: 2)) fs=\(SensorLog.decimal(h?.sigmaDegrees ?? .nan, places: 2)) pub=\(SensorLog.decimal(c.magneticHeadingDegrees, places: 2)) err=\(SensorLog.decimal(c.headingErrorDegrees, places: 2))")
-                    lastTrace = line
-                }
-            }
             if !started, !o.magneticHeadingDegrees.isFinite { continue }
             started = true
             lines += 1
