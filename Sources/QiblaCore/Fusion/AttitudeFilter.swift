@@ -1223,11 +1223,13 @@ public struct AttitudeFilter: Sendable {
         // on; a magnet's field turns while the gyroscope sees nothing). BROAD trial 33, a magnet
         // 2 cm from the sensor that kept the field's strength and dip: the seed took its 14° as
         // the rest ended, the filter the rest of its 28° within 0.3 s, and the needle stayed 28°
-        // off until the calibration refitted 23 s later (12.7° RMSE; kept: 5.4°).
+        // off until the calibration refitted 23 s later (12.7° RMSE; with the yaw kept 5.4°, and
+        // 2.9° once a new correction no longer turns a held yaw, `magneticReferenceChanged`).
+        let direction = a.normalized
         let disagrees = !fieldAgreesAgainstAccelerometer(m, acceleration: a)
         let untilted = configuration.keepsYawAcrossUntiltedGap
-            && (a.normalized.map { -attitude.rotate($0).z >= cos(Angle.radians(configuration.stillDirectionDegrees)) } ?? false)
-        if afterGap, previousAttitudeUsable, let direction = a.normalized, disagrees || untilted {
+            && (direction.map { -attitude.rotate($0).z >= cos(Angle.radians(configuration.stillDirectionDegrees)) } ?? false)
+        if afterGap, previousAttitudeUsable, let direction, disagrees || untilted {
             let up = attitude.rotate(direction)
             let axis = up.cross(Vector3(0, 0, -1))
             if let unit = axis.normalized {
