@@ -28,7 +28,10 @@ with heading(axis) = atan2(E, N) of q_true ⊗ axis ⊗ q_true*, degrees clockwi
 axis is, with `--axis auto` (default), the one qiblad's HeadingAxisSelector picks (top edge +y while
 the folded tilt ≤ 55°, back camera −z above it, top again below 45°) applied to the estimate's own
 tilt (the truth's where Q is nan) — qiblad publishes the heading of that axis, and vqf_run.py
-writes VQF's the same way; `--axis top` or `back` fixes the axis. A warning is printed when
+writes VQF's the same way. The daemon's selector runs on its own tilt, so at a switch it can turn
+an instant before or after the estimate's Q: where MAGNETIC_HEADING is within 1° of the heading
+of one of Q's two axes, that axis is taken as the published one. `--axis top` or `back` fixes the
+axis. A warning is printed when
 MAGNETIC_HEADING is not the evaluated axis's heading of the estimate's own Q (> 5° apart at more
 than 5 % of instants). Instants
 where that axis is within 30° of vertical in the truth (elevation > 60°) are skipped: a near-
@@ -107,6 +110,16 @@ def evaluate(truth_path: Path, estimate_path: Path, axis: str = "auto", heading_
         tilt = np.where(est_ok, bl.tilt_deg(np.where(est_ok[:, None], q_est, [1, 0, 0, 0])),
                         np.where(truth_ok, bl.tilt_deg(np.where(truth_ok[:, None], q_true, [1, 0, 0, 0])), np.nan))
         use_back = bl.select_axes(tilt)
+        # The selector's hysteresis runs on the daemon's own tilt, which can cross a threshold an
+        # instant before or after the estimate's Q does: where the published heading is one of Q's
+        # two axis headings, that axis is the one published (BROAD trial 32 at 112.56 s: the
+        # daemon turned to the back camera one instant early, a 118° "error" of an axis it did
+        # not publish, with Q within 0.7° of the truth).
+        q_e = np.where(est_ok[:, None], q_est, [1, 0, 0, 0])
+        off_top = np.abs(bl.wrap180(mag_heading - bl.axis_heading_deg(q_e, AXES["top"])[0]))
+        off_back = np.abs(bl.wrap180(mag_heading - bl.axis_heading_deg(q_e, AXES["back"])[0]))
+        published = est_ok & np.isfinite(mag_heading) & (np.minimum(off_top, off_back) <= 1.0)
+        use_back = np.where(published, off_back < off_top, use_back)
     else:
         use_back = np.full(len(t_true), axis == "back")
     q_t = np.where(truth_ok[:, None], q_true, [1, 0, 0, 0])
