@@ -319,6 +319,14 @@ public struct CompassModel: Sendable {
         case .success(let estimate):
             rejectionStreakStartSeconds = nil
             lastRejection = nil
+            // One reading alone (the window restarted) does not replace the heading of a rest's
+            // means or of the filter while the filter waits for the gyroscope, whose next sample
+            // reseeds it: a wake's first reading is one sample's noise, not the mean's (BROAD
+            // trial 08 at 71.17 s: 11° off with HeadingError 2.4°, the window's one sample having
+            // no spread), and the filter's heading follows within a period.
+            if estimate.sampleCount == 1, meanOfSamples == 1, attitudeFilter.isSeeded, state.magneticHeadingDegrees.isFinite {
+                return
+            }
             publish(estimate, raw: vector, acceleration: acceleration, expectedField: expectedField)
         case .failure(let reason):
             lastRejection = reason

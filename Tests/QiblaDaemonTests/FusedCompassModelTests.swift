@@ -114,6 +114,32 @@ private func rotationVector(_ m: Matrix3) -> Vector3 {
         #expect(m.state.fused && m.attitudeFilter.seedCount == 2)
     }
 
+    /// BROAD trial 08 at 71.17 s: a rest's first reading after the rest (the wake, before the
+    /// gyroscope's next sample) was published alone — one sample's noise, 11° off, with the
+    /// HeadingError of a window without spread (2.4°). It waits for the gyroscope instead.
+    @Test func aWakesFirstReadingAloneDoesNotReplaceTheRestsHeading() throws {
+        let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 200, pitchDegrees: 0)
+        var m = CompassModel()
+        m.apply(.sensorsAvailable(hasAccelerometer: true, hasGyroscope: true), expectedField: phone.field)
+        phone.feed(&m, from: 0, seconds: 2)
+        #expect(m.state.fused)
+        // The rest: the gyroscope is off, and its still stretch's means go on.
+        let a = phone.attitude(2.5).transposed * Vector3(0, 0, -9.80665)
+        m.apply(.acceleration(a, timeSeconds: 2.5), expectedField: phone.field)
+        m.apply(.meanMagneticField(phone.attitude(2.5).transposed * phone.earth, timeSeconds: 2.5, samples: 25), expectedField: phone.field)
+        #expect(!m.state.fused && abs(Angle.turn(from: 200, to: m.state.magneticHeadingDegrees)) < 0.5)
+        let atRest = (m.state.magneticHeadingDegrees, m.state.headingErrorDegrees)
+        // The wake's reading, 1.5 s later: one noisy sample whose field is turned 11°.
+        let noisy = phone.attitude(4).transposed * (Matrix3.rotationZ(degrees: -11) * phone.earth)
+        m.apply(.acceleration(a, timeSeconds: 4), expectedField: phone.field)
+        m.apply(.magneticField(noisy, timeSeconds: 4.005), expectedField: phone.field)
+        #expect(m.state.magneticHeadingDegrees == atRest.0 && m.state.headingErrorDegrees == atRest.1,
+                "the wake's one reading was published: \(m.state.magneticHeadingDegrees)° ± \(m.state.headingErrorDegrees)°")
+        // The gyroscope's next sample reseeds the filter, and its heading is published.
+        phone.feed(&m, from: 4.02, seconds: 0.5)
+        #expect(m.state.fused && abs(Angle.turn(from: 200, to: m.state.magneticHeadingDegrees)) < 1)
+    }
+
     @Test func theCalibratorKeepsLearningWhileFused() {
         let phone = TurningPhone(headingRateDegreesPerSecond: 45, startHeadingDegrees: 0, pitchSwayDegrees: 40)
         var m = CompassModel()
