@@ -294,7 +294,8 @@ public struct CompassModel: Sendable {
         calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time)
         applyCalibrationIfChanged(vertical: vertical)
         let correctionSigma = correctionSigmaDegrees(raw: vector, vertical: vertical)
-        latestCalibrationUncertaintyDegrees = correctionSigma.estimated
+        latestCalibrationUncertaintyDegrees = publishedCalibrationUncertaintyDegrees(correctionSigma.estimated, raw: vector,
+                                                                                     vertical: vertical)
         // The filter watches for a *change* of the field's strength or dip against the
         // reference it learns (a magnet passing); the absolute comparison with WMM and the
         // fit, debounced and with the configured tolerances, is the calibrator's flag. An
@@ -351,6 +352,19 @@ public struct CompassModel: Sendable {
         // the untrusted case.
         let untrusted = !calibrator.correctionTrusted && calibrator.quality == .uncalibrated
         return (nil, untrusted ? configuration.untrustedCorrectionSigmaDegrees : 0)
+    }
+
+    /// The correction's heading uncertainty for the published `HeadingError`: the estimate's own
+    /// (`sigma`) and, where the data cannot tell the fit in use from no correction at all
+    /// (`MagnetometerCalibrator.uncorrectedFieldFitsAsWell`), the heading difference between the two
+    /// in quadrature. Only what is published: the filter is given the estimate's own, so the
+    /// needle does not move for it.
+    private func publishedCalibrationUncertaintyDegrees(_ sigma: Double?, raw: Vector3, vertical: Vector3?) -> Double? {
+        guard let vertical, let alternative = calibrator.uncorrectedAlternativeDegrees(rawMicrotesla: raw,
+                                                                                    accelerationMetresPerSecondSquared: vertical)
+        else { return sigma }
+        let own = sigma ?? 0
+        return (own * own + alternative * alternative).squareRoot()
     }
 
     /// Hands a new calibration to the pipeline (it restarts its smoothing window) and to the
@@ -425,8 +439,9 @@ public struct CompassModel: Sendable {
         let error = errorModel.estimate(estimate, calibration: calibrator.quality,
                                         fieldDisturbed: calibrator.fieldDisturbed, expectedField: field,
                                         fittedFieldMicrotesla: calibrator.fit?.fieldMicrotesla,
-                                        calibrationUncertaintyDegrees: calibrator.headingSigmaDegrees(
-                                            rawMicrotesla: raw, accelerationMetresPerSecondSquared: acceleration))
+                                        calibrationUncertaintyDegrees: publishedCalibrationUncertaintyDegrees(
+                                            calibrator.headingSigmaDegrees(rawMicrotesla: raw, accelerationMetresPerSecondSquared: acceleration),
+                                            raw: raw, vertical: acceleration))
         state.hasCompass = true
         state.source = .magnetometer
         state.fused = false

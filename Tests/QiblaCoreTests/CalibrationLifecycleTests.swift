@@ -154,6 +154,46 @@ import Testing
         #expect(withoutRule > 0, "the simulation must give the rule something to refuse")
     }
 
+    /// Issue 36 (BROAD trial 30): a magnetometer that needs no correction, waved past a magnet
+    /// lying on the desk, learns a false offset from the magnet's field (2.2 µT there, the needle
+    /// 10° off for the rest of the record with `HeadingError` 2.9°). Such a fit explains its
+    /// samples hardly better than no correction, and the data cannot tell the two apart: the
+    /// heading difference between them is reported (`uncorrectedAlternativeDegrees`). A phone
+    /// with real hard iron is told apart at once.
+    @Test func aFitLearnedBesideAMagnetLeavesNoCorrectionAsLikely() throws {
+        let site = SimulatedSite.london
+        func run(_ sensor: SimulatedSensor, magnetMicrotesla: Double, seed: UInt64) -> MagnetometerCalibrator {
+            var rng = SeededGenerator(seed: seed)
+            var calibrator = Self.calibrator(at: site)
+            for i in 0..<(60 * 20) {
+                let t = Double(i) * 0.05
+                // The magnet, fixed in the room, adds its field during 3 s of every 10 s.
+                let near = t.truncatingRemainder(dividingBy: 10) < 3
+                let magnet = near ? Vector3(0.6, -0.5, 0.3) * magnetMicrotesla : .zero
+                let (m, a) = sensor.readings(SimulatedMotion.figureEight(time: t), site: site, extraWorldField: magnet, rng: &rng)
+                calibrator.add(rawMicrotesla: m, accelerationMetresPerSecondSquared: a, time: t)
+            }
+            return calibrator
+        }
+        var rng = SeededGenerator(seed: 36)
+        let clean = SimulatedSensor.factory(&rng)
+        let besideMagnet = run(clean, magnetMicrotesla: 6, seed: 1)
+        let fit = try #require(besideMagnet.fit, "the magnet's samples must give a fit for the rule to judge")
+        #expect(besideMagnet.uncorrectedFieldFitsAsWell, "offset \(fit.hardIronOffsetMicrotesla.length) µT, residual \(fit.residualRMSMicrotesla) µT")
+        // The difference reported is the one between the fit and no correction at that sample.
+        let (m, a) = clean.readings(SimulatedMotion.figureEight(time: 3.3), site: site, rng: &rng)
+        let reported = try #require(besideMagnet.uncorrectedAlternativeDegrees(rawMicrotesla: m, accelerationMetresPerSecondSquared: a))
+        let down = try #require((-a).normalized)
+        func heading(_ v: Vector3) -> Double { let h = v - down * v.dot(down); return atan2(down.dot(h.cross(Vector3(1, 0, 0))), h.x) }
+        let expected = abs(Angle.normalized180(Angle.degrees(heading(fit.calibration.apply(m)) - heading(m))))
+        print("beside a magnet: offset \(fit.hardIronOffsetMicrotesla.length) µT, the alternative \(reported)° (expected \(expected)°)")
+        #expect(abs(reported - expected) < 1e-6)
+        // Real hard iron: the fit explains the samples many times better than no correction.
+        let librem = run(SimulatedSensor.librem(&rng), magnetMicrotesla: 0, seed: 2)
+        #expect(librem.state == .calibrated && !librem.uncorrectedFieldFitsAsWell)
+        #expect(librem.uncorrectedAlternativeDegrees(rawMicrotesla: m, accelerationMetresPerSecondSquared: a) == nil)
+    }
+
     @Test func swappedHardIronDiscardsTheFitAfterTheDebounce() throws {
         var rng = SeededGenerator(seed: 5)
         let site = SimulatedSite.london
