@@ -48,6 +48,20 @@ import Testing
         #expect(turning.terms.smoothingDegrees > 11 && turning.accuracy != .high)
     }
 
+    /// One reading has no spread to measure (a window just restarted): its smoothing term is one
+    /// sample's noise as the calibration's residual gives it, atan(residual / H), not 0.
+    @Test func oneReadingIsAsNoisyAsTheResidualSays() {
+        let london = SimulatedSite.london.model
+        let one = model.estimate(Self.estimate(spread: 0, count: 1, field: london), calibration: calibrated,
+                                 fieldDisturbed: false, expectedField: london)
+        let residualTerm = Angle.degrees(atan(0.4 / (london.horizontalNanotesla / 1000)))
+        #expect(abs(one.terms.smoothingDegrees - residualTerm) < 1e-12, "\(one.terms.smoothingDegrees)° against \(residualTerm)°")
+        // Two readings measure their own spread, as before.
+        let two = model.estimate(Self.estimate(spread: 0, count: 2, field: london), calibration: calibrated,
+                                 fieldDisturbed: false, expectedField: london)
+        #expect(two.terms.smoothingDegrees == 0)
+    }
+
     @Test func capsFollowTheCalibrationStateLocationAndZone() {
         let london = SimulatedSite.london.model
         let e = Self.estimate(field: london)

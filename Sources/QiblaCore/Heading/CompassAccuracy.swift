@@ -327,8 +327,11 @@ public struct HeadingErrorModel: Sendable, Equatable {
         // sensor's noise): the part of δ that is not lag.
         let noise = min(residualTerm, 45)
 
-        // 1. Smoothing.
-        let s = estimate.spreadDegrees.isFinite ? estimate.spreadDegrees : 180
+        // 1. Smoothing. One reading has no spread to measure: it is as noisy as the residual
+        // says (a window restarted by a calibration change or an axis switch, or a wake's first
+        // reading: BROAD trial 08 at 71.17 s, 11° off while the window's spread of 0 gave 2.4°).
+        var s = estimate.spreadDegrees.isFinite ? estimate.spreadDegrees : 180
+        if estimate.sampleCount <= 1 { s = max(s, noise) }
         let n = Double(max(1, estimate.sampleCount))
         let deviation = Angle.turn(from: estimate.magneticHeadingDegrees, to: estimate.instantaneousHeadingDegrees)
         let lag2 = max(0, deviation * deviation - noise * noise)
