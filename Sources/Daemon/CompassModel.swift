@@ -323,8 +323,8 @@ public struct CompassModel: Sendable {
             // One reading alone (the window restarted) does not replace the heading of a rest's
             // means or of the filter while the filter waits for the gyroscope, whose next sample
             // reseeds it: a wake's first reading is one sample's noise, not the mean's (BROAD
-            // trial 08 at 71.17 s: 11° off with HeadingError 2.4°, the window's one sample having
-            // no spread), and the filter's heading follows within a period.
+            // trial 08 at 71.17 s: 11° off, where `HeadingErrorModel` says one reading is as noisy
+            // as the residual, 2–3°), and the filter's heading follows within a period.
             if estimate.sampleCount == 1, meanOfSamples == 1, attitudeFilter.isSeeded, state.magneticHeadingDegrees.isFinite {
                 return
             }

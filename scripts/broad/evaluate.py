@@ -31,11 +31,10 @@ tilt (the truth's where Q is nan) — qiblad publishes the heading of that axis,
 writes VQF's the same way. The daemon's selector runs on its own tilt, so at a switch it can turn
 an instant before or after the estimate's Q: where MAGNETIC_HEADING is within 1° of the heading
 of one of Q's two axes, that axis is taken as the published one. `--axis top` or `back` fixes the
-axis. A warning is printed when
-MAGNETIC_HEADING is not the evaluated axis's heading of the estimate's own Q (> 5° apart at more
-than 5 % of instants). Instants
-where that axis is within 30° of vertical in the truth (elevation > 60°) are skipped: a near-
-vertical axis has no usable heading. Reported: the fraction with |d| ≤ σ and |d| ≤ 3σ, and the
+axis. A warning is printed when MAGNETIC_HEADING is not the evaluated axis's heading of the
+estimate's own Q (> 5° apart at more than 5 % of instants). Instants where that axis is within
+30° of vertical in the truth (elevation > 60°) are skipped: a near-vertical axis has no usable
+heading. Reported: the fraction with |d| ≤ σ and |d| ≤ 3σ, and the
 instants "confidently wrong": |d| > 3σ while σ < 10°.
 """
 

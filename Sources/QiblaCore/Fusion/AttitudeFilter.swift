@@ -120,7 +120,9 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 /// strength and dip (29° against 0.8°; the innovation gate needs a covariance) and has no sigma of
 /// its own, which `HeadingError` needs honest in every scene: here the same P that sets the gains
 /// gives it (55–90 % of the errors within 1σ in every scene of the sweep), and a disturbance's
-/// hold widens it by the gyroscope's own error model.
+/// hold widens it by the gyroscope's own error model. It is never below the field's recent pull
+/// on the yaw (``Configuration/fieldPullSeconds``): a field that creeps within the gate (BROAD
+/// trial 36) is followed, but not with a confident sigma.
 ///
 /// Sample rate: the sweep meets every goal of issue 30 at 50 and 100 Hz; at 20 Hz the accuracy
 /// goals hold but the sigma is too cautious in one scene.
