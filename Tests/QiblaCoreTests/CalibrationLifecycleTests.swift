@@ -296,6 +296,51 @@ import Testing
         #expect(calibrator.state == .calibrated)  // a 10 s magnet at rest is interference, not a new sensor
     }
 
+    /// A walker's position fixes (one a second, 30 m apart: each a significant move the daemon
+    /// republishes) while a magnet lies by the still phone: the interference flag stays up from
+    /// its debounce to the magnet's going. Each fix's field differs from the last (by a few nT),
+    /// and before `changesMaterially` each restarted the detector: the flag went out for the half
+    /// second of its debounce after every fix.
+    @Test func aWalkersFixesDoNotInterruptTheInterferenceFlag() throws {
+        var rng = SeededGenerator(seed: 78)
+        let site = SimulatedSite.london
+        let sensor = SimulatedSensor.librem(&rng)
+        var calibrator = Self.calibrator(at: site)
+        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 40, rng: &rng)
+        #expect(calibrator.state == .calibrated)
+        let pose = SimulatedMotion.orientation(headingDegrees: 40, pitchDegrees: 10, rollDegrees: -5)
+        let onAt = 10.0, offAt = 20.0
+        var fields = [MagneticField](), flags = [(time: Double, interference: Bool)]()
+        for i in 0..<(30 * 20) {
+            let elapsed = Double(i) * 0.05
+            if i % 20 == 0 {
+                let north = Double(i / 20) * 30 / 111_195  // degrees of latitude for 30 m
+                let position = GeodeticPosition(uncheckedLatitude: site.position.latitudeDegrees + north,
+                                                longitude: site.position.longitudeDegrees, heightMetres: 0)
+                fields.append(MagneticModel.wmm2025.field(at: position, decimalYear: SimulatedSite.decimalYear))
+                calibrator.setExpectedField(fields.last)
+            }
+            let extra = elapsed >= onAt && elapsed < offAt ? site.worldFieldMicrotesla * 0.4 : .zero
+            let (m, a) = sensor.readings(pose, site: site, extraWorldField: extra, rng: &rng)
+            calibrator.add(rawMicrotesla: m, accelerationMetresPerSecondSquared: a, time: 200 + elapsed)
+            flags.append((elapsed, calibrator.magneticInterference))
+        }
+        // Every fix moved the expected field, if only a little.
+        #expect(zip(fields, fields.dropFirst()).allSatisfy { $0 != $1 })
+        let firstOn = try #require(flags.first { $0.interference }).time
+        let outages = flags.filter { $0.time >= firstOn && $0.time < offAt && !$0.interference }
+        print("walker's fixes beside a magnet: interference from \(firstOn) s, \(outages.count) samples without it before \(offAt) s")
+        #expect(firstOn >= onAt && firstOn - onAt <= 1)
+        #expect(outages.isEmpty, "the flag went out at \(outages.map(\.time))")
+        #expect(flags.filter { $0.time >= offAt + 2 }.allSatisfy { !$0.interference })
+        // A change that matters still restarts them: no place, another place, another dip.
+        let tolerances = MagneticInterferenceDetector.Configuration()
+        #expect(MagnetometerCalibrator.changesMaterially(from: nil, to: site.model, tolerances: tolerances))
+        #expect(MagnetometerCalibrator.changesMaterially(from: site.model, to: nil, tolerances: tolerances))
+        #expect(MagnetometerCalibrator.changesMaterially(from: site.model, to: SimulatedSite.jakarta.model, tolerances: tolerances))
+        #expect(!MagnetometerCalibrator.changesMaterially(from: fields[0], to: fields[29], tolerances: tolerances))
+    }
+
     @Test func tenMinutesOfCleanDataRaiseNoFalseAlarm() {
         var rng = SeededGenerator(seed: 600)
         let site = SimulatedSite.london

@@ -326,12 +326,33 @@ public struct MagnetometerCalibrator: Sendable {
 
     // MARK: What the daemon calls
 
-    /// Sets the WMM2025 field at the current location (`nil`: unknown). Restarts the debounces.
+    /// Sets the WMM2025 field at the current location (`nil`: unknown). Restarts the debounces and
+    /// the evidence when the field changes materially (``changesMaterially(from:to:)``); a
+    /// position fix a few metres on, or the next day's model, keeps them.
     public mutating func setExpectedField(_ field: MagneticField?) {
         guard field != expectedField else { return }
+        let material = Self.changesMaterially(from: expectedField, to: field, tolerances: configuration.interference)
         expectedField = field
+        guard material else { return }
         detector.reset()
         clearEvidence()
+    }
+
+    /// Whether a new expected field can change what the detector and the evidence decided against
+    /// the old one: known against unknown, or a strength or dip that moved by more than a tenth of
+    /// the detector's tolerance (1.5 % and 0.8° by default; WMM2025's field changes by that much
+    /// over a few hundred kilometres, or decades). A live fix republished on every significant
+    /// move — a walk, or gpsd's accuracy changing by 5 m — cleared them each time: a magnet's
+    /// interference flag went out for the half second of its debounce after every fix, and a
+    /// factory-calibrated magnetometer lost the confirmation that keeps provisional fits off it.
+    static func changesMaterially(from old: MagneticField?, to new: MagneticField?,
+                                  tolerances: MagneticInterferenceDetector.Configuration) -> Bool {
+        guard let old, let new else { return (old == nil) != (new == nil) }
+        let f0 = old.totalNanotesla, f1 = new.totalNanotesla
+        guard f0.isFinite, f1.isFinite, f0 > 0, old.inclinationDegrees.isFinite, new.inclinationDegrees.isFinite
+        else { return true }
+        return abs(f1 - f0) > 0.1 * tolerances.fieldToleranceFraction * f0
+            || abs(new.inclinationDegrees - old.inclinationDegrees) > 0.1 * tolerances.inclinationToleranceDegrees
     }
 
     /// Applies a persisted fit as `unvalidated`: used at once, trusted only after live data
