@@ -37,6 +37,10 @@ struct Replay: ParsableCommand {
     @Option(parsing: .unconditional, help: "Longitude instead of the log's header.") var lon: String?
     @Option(help: "Rest-period reads per second (the daemon's rest-sample-rate; 0 reads every instant).")
     var restSampleRate: Double = 2
+    @Option(name: .customLong("setting"),
+            help: ArgumentHelp("Offline: one of the model's tuning settings changed, NAME=VALUE (repeatable); NAME is the setting's Swift name under filter., calibrator. or interference. (an unknown NAME lists them).",
+                               valueName: "NAME=VALUE"))
+    var settings: [String] = []
     @Option(help: "Live: phone preset whose devices carry the samples: pinephone, pinephone-pro, librem5, qualcomm.")
     var phone: PhoneModel = .pinephone
     @Option(help: "Live: the qiblad executable (default: the qiblad next to qibla-sim).") var qiblad: String?
@@ -45,6 +49,17 @@ struct Replay: ParsableCommand {
     func validate() throws {
         guard restSampleRate.isFinite, restSampleRate >= 0 else { throw ValidationError("--rest-sample-rate must be ≥ 0") }
         if (lat == nil) != (lon == nil) { throw ValidationError("--lat and --lon go together") }
+        if !settings.isEmpty, !offline { throw ValidationError("--setting changes the offline model: use it with --offline") }
+        _ = try modelConfiguration()
+    }
+
+    /// The daemon's configuration with `--setting`s applied.
+    func modelConfiguration() throws -> DaemonModel.Configuration {
+        var configuration = DaemonModel.Configuration()
+        for setting in settings {
+            do { try ReplaySetting.apply(setting, to: &configuration) } catch { throw ValidationError(error.description) }
+        }
+        return configuration
     }
 
     func run() throws {
@@ -72,15 +87,17 @@ struct Replay: ParsableCommand {
             Console.printError("qibla-sim replay: the log gives no latitude and longitude: no true heading and no expected field")
         }
         if offline {
-            replayOffline(parsed, position: position, startUnixSeconds: start)
+            replayOffline(parsed, position: position, startUnixSeconds: start, configuration: try modelConfiguration())
         } else {
             try replayLive(parsed, position: position)
         }
     }
 
     /// The model over every instant; one line per instant after the first heading.
-    func replayOffline(_ log: SensorLog, position: GeodeticPosition?, startUnixSeconds: Double) {
-        var replay = SensorReplay(position: position, unixSecondsAtStart: startUnixSeconds, hasGyroscope: log.hasGyroscope,
+    func replayOffline(_ log: SensorLog, position: GeodeticPosition?, startUnixSeconds: Double,
+                       configuration: DaemonModel.Configuration) {
+        var replay = SensorReplay(configuration: configuration, position: position, unixSecondsAtStart: startUnixSeconds,
+                                  hasGyroscope: log.hasGyroscope,
                                   restSampleRateHertz: restSampleRate > 0 ? restSampleRate : nil)
         var started = false
         var lines = 0, fusedLines = 0
@@ -105,7 +122,8 @@ struct Replay: ParsableCommand {
         }
         Console.write(out, to: .standardOutput)
         Console.printError("qibla-sim replay: \(log.instants.count) instants, \(lines) with a heading (\(fusedLines) fused), "
-            + "\(replay.instantsHeldAtRest) held by the rest policy; calibration \(replay.model.compass.state.calibrationState)")
+            + "\(replay.instantsHeldAtRest) held by the rest policy; calibration \(replay.model.compass.state.calibrationState)"
+            + (settings.isEmpty ? "" : "; settings \(settings.joined(separator: ", "))"))
     }
 
     /// The log written into a simulated phone at its pace, read by the real qiblad.

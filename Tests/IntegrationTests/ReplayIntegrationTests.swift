@@ -71,6 +71,32 @@ import TestSupport
     }
 
     /// `qiblad --record` on a simulated phone lying still: the log carries the place, the three
+    /// `replay --offline --setting NAME=VALUE` changes one of the model's settings for an
+    /// experiment (BENCHMARKS.md's "tried and left out" figures): another value changes the
+    /// output, the default value leaves it as it was, and a bad setting is refused with a message
+    /// that names the known ones.
+    @Test func aSettingChangesTheOfflineModelAndABadOneIsRefused() throws {
+        let log = Self.recordings.appendingPathComponent("09_undisturbed_fast_rotation_with_breaks_B.log").path
+        let sim = product("qibla-sim").path
+        let plain = try run(sim, ["replay", "--offline", log], timeout: 120)
+        #expect(plain.status == 0, "\(plain.stderr)")
+        let noisier = try run(sim, ["replay", "--offline", log, "--setting", "filter.magnetometerNoiseMicrotesla=5"], timeout: 120)
+        #expect(noisier.status == 0, "\(noisier.stderr)")
+        #expect(noisier.stdout != plain.stdout && noisier.stdout.split(separator: "\n").count > 1000)
+        #expect(noisier.stderr.contains("settings filter.magnetometerNoiseMicrotesla=5"), "\(noisier.stderr)")
+        let asDefault = try run(sim, ["replay", "--offline", log, "--setting", "filter.magnetometerNoiseMicrotesla=0.6",
+                                      "--setting", "filter.keepsYawAcrossUntiltedGap=true"], timeout: 120)
+        #expect(asDefault.stdout == plain.stdout, "the defaults, set explicitly, change nothing")
+        for (arguments, message) in [(["--offline", "--setting", "filter.nope=1"], "no setting \"filter.nope\"; known: filter."),
+                                     (["--offline", "--setting", "filter.fieldPullSeconds=-1"], "is not a finite number ≥ 0"),
+                                     (["--offline", "--setting", "filter.fieldPullSeconds"], "expected NAME=VALUE"),
+                                     (["--setting", "filter.fieldPullSeconds=1"], "use it with --offline")] {
+            let r = try run(sim, ["replay", log] + arguments)
+            #expect(r.status == 64 && r.stderr.contains(message), "\(arguments): \(r.status) \(r.stderr)")
+            #expect(r.stdout.isEmpty)
+        }
+    }
+
     /// sensors with the mount matrices and scales applied (the values the scene wrote, within the
     /// chips' resolution), and replayed offline it gives the scene's heading.
     @Test func recordingAPhoneWritesWhatItsSensorsRead() throws {

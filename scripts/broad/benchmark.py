@@ -5,6 +5,7 @@ VQF and qiblad given the same samples, BROAD's error metrics, tables into BENCHM
 
     scripts/broad/benchmark.py [--qiblad-sim PATH] [--rates 6,1] [--trials PATTERN] [--force]
                                [--axis auto|top|back] [--no-write]
+                               [--setting NAME=VALUE ...] [--rest-sample-rate HZ]   (these two with --no-write)
 
 Needs the BROAD trials under .build-broad/raw/ (scripts/broad/README.md) and the pinned Python
 packages (scripts/broad/requirements.txt). For each trial and decimation N (6: every 6th sample,
@@ -16,7 +17,9 @@ packages (scripts/broad/requirements.txt). For each trial and decimation N (6: e
   4. evaluate.py on both.
 Prints per-trial and per-group tables (BROAD's groups from trials.json) and the means of the
 issue (heading RMSE undisturbed, disturbed; inclination RMSE over all trials), and replaces the
-section between the `broad` markers in BENCHMARKS.md.
+section between the `broad` markers in BENCHMARKS.md. --setting (repeatable) and
+--rest-sample-rate go to `qibla-sim replay --offline` unchanged: the figures of BENCHMARKS.md's
+"tried and left out" notes are measured that way, never written into its tables.
 """
 
 from __future__ import annotations
@@ -47,10 +50,10 @@ LOG_DIR = bl.CACHE_DIR / "logs"
 FS = 285.7142857142857
 
 
-def run_qiblad(sim: Path, log: Path, out: Path) -> str | None:
-    """Runs `qibla-sim replay --offline LOG` into OUT; returns an error text or None."""
+def run_qiblad(sim: Path, log: Path, out: Path, extra: list[str]) -> str | None:
+    """Runs `qibla-sim replay --offline LOG [EXTRA]` into OUT; returns an error text or None."""
     with open(out, "w") as f:
-        p = subprocess.run([str(sim), "replay", "--offline", str(log)], stdout=f, stderr=subprocess.PIPE,
+        p = subprocess.run([str(sim), "replay", "--offline", str(log)] + extra, stdout=f, stderr=subprocess.PIPE,
                            text=True)
     if p.returncode != 0:
         return f"exit {p.returncode}: " + p.stderr.strip()[-300:].replace(str(bl.REPO_ROOT) + "/", "")
@@ -84,7 +87,16 @@ def main() -> None:
                     help="axis of qiblad's MAGNETIC_HEADING for the honesty figures (evaluate.py)")
     ap.add_argument("--no-write", action="store_true", help="do not touch BENCHMARKS.md")
     ap.add_argument("--output", type=Path, default=bl.REPO_ROOT / "BENCHMARKS.md")
+    ap.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
+                    help="passed to `qibla-sim replay --offline --setting` (repeatable; with --no-write)")
+    ap.add_argument("--rest-sample-rate", type=float, metavar="HZ",
+                    help="passed to qibla-sim (0 reads every instant; with --no-write)")
     args = ap.parse_args()
+    extra = [x for setting in args.setting for x in ("--setting", setting)]
+    if args.rest_sample_rate is not None:
+        extra += ["--rest-sample-rate", str(args.rest_sample_rate)]
+    if extra and not args.no_write:
+        ap.error("--setting and --rest-sample-rate measure something other than the daemon: add --no-write")
 
     info = bl.load_trial_info()
     trials = [t for t in bl.available_trials() if fnmatch.fnmatch(t, args.trials)]
@@ -107,7 +119,7 @@ def main() -> None:
             r = {"vqf": evaluate(truth, vqf_out)}
             if sim:
                 q_out = log.with_suffix(".qiblad.out")
-                err = run_qiblad(sim, log, q_out)
+                err = run_qiblad(sim, log, q_out, extra)
                 r["qiblad"] = {"error": err} if err else evaluate(truth, q_out, args.axis)
             results[n][name] = r
             q = r.get("qiblad", {})
