@@ -10,6 +10,16 @@ import Testing
         return c
     }
 
+    /// A Librem-like unit calibrated in London by 40 s of figure-eights: the generator to go on
+    /// with, the sensor and its calibrator.
+    static func libremCalibratedInLondon(seed: UInt64) -> (rng: SeededGenerator, sensor: SimulatedSensor, calibrator: MagnetometerCalibrator) {
+        var rng = SeededGenerator(seed: seed)
+        let sensor = SimulatedSensor.librem(&rng)
+        var calibrator = calibrator(at: .london)
+        runCalibration(&calibrator, sensor: sensor, site: .london, seconds: 40, rng: &rng)
+        return (rng, sensor, calibrator)
+    }
+
     @Test func libremFigureEightInLondonIsAcceptedAndHeadsWithinTwoDegrees() throws {
         var rng = SeededGenerator(seed: 2025)
         let site = SimulatedSite.london
@@ -226,11 +236,10 @@ import Testing
     }
 
     @Test func restoredFitIsCappedUntilConfirmedAndDiscardedWhenContradicted() throws {
-        var rng = SeededGenerator(seed: 31)
         let site = SimulatedSite.london
-        let sensor = SimulatedSensor.librem(&rng)
-        var first = Self.calibrator(at: site)
-        runCalibration(&first, sensor: sensor, site: site, seconds: 40, rng: &rng)
+        let calibrated = Self.libremCalibratedInLondon(seed: 31)
+        var rng = calibrated.rng, first = calibrated.calibrator
+        let sensor = calibrated.sensor
         let persisted = try #require(first.fit)
 
         // Restart: restore, then the user moves the phone → validated.
@@ -266,11 +275,10 @@ import Testing
     /// Enters within 1 s, recovers within 2 s (20 Hz), for a +40 % field and a dip off by 15°.
     @Test(arguments: ["field+40%", "dip+15°"])
     func interferenceIsDetectedAndCleared(kind: String) throws {
-        var rng = SeededGenerator(seed: 77)
         let site = SimulatedSite.london
-        let sensor = SimulatedSensor.librem(&rng)
-        var calibrator = Self.calibrator(at: site)
-        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 40, rng: &rng)
+        let calibrated = Self.libremCalibratedInLondon(seed: 77)
+        var rng = calibrated.rng, calibrator = calibrated.calibrator
+        let sensor = calibrated.sensor
         #expect(calibrator.state == .calibrated)
         let earth = site.worldFieldMicrotesla
         let extra: Vector3
@@ -302,11 +310,10 @@ import Testing
     /// and before `changesMaterially` each restarted the detector: the flag went out for the half
     /// second of its debounce after every fix.
     @Test func aWalkersFixesDoNotInterruptTheInterferenceFlag() throws {
-        var rng = SeededGenerator(seed: 78)
         let site = SimulatedSite.london
-        let sensor = SimulatedSensor.librem(&rng)
-        var calibrator = Self.calibrator(at: site)
-        runCalibration(&calibrator, sensor: sensor, site: site, seconds: 40, rng: &rng)
+        let calibrated = Self.libremCalibratedInLondon(seed: 78)
+        var rng = calibrated.rng, calibrator = calibrated.calibrator
+        let sensor = calibrated.sensor
         #expect(calibrator.state == .calibrated)
         let pose = SimulatedMotion.orientation(headingDegrees: 40, pitchDegrees: 10, rollDegrees: -5)
         let onAt = 10.0, offAt = 20.0
