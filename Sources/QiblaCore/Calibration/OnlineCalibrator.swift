@@ -327,7 +327,7 @@ public struct MagnetometerCalibrator: Sendable {
     // MARK: What the daemon calls
 
     /// Sets the WMM2025 field at the current location (`nil`: unknown). Restarts the debounces and
-    /// the evidence when the field changes materially (``changesMaterially(from:to:)``); a
+    /// the evidence when the field changes materially (``changesMaterially(from:to:tolerances:)``); a
     /// position fix a few metres on, or the next day's model, keeps them.
     public mutating func setExpectedField(_ field: MagneticField?) {
         guard field != expectedField else { return }
