@@ -254,6 +254,47 @@ struct StillPhone {
         #expect(sigma > 25.0 / 3, "the disagreement was not in the sigma: \(sigma)°")
     }
 
+    /// A phone lying flat is slid about as its rest ends (BROAD trial 26, vibrating on its
+    /// platform): the wake's accelerometer sample is pushed 22° off the vertical (|a| 0.8 m/s² off
+    /// g₀), its gyroscope sample says nothing turns, and a magnet (fixed to the phone) makes the
+    /// field disagree, so the yaw is kept: the tilt from before the gap is kept too, and the
+    /// accelerometer's next samples hold it. Where the gyroscope does turn, the sample's tilt is
+    /// taken, as before.
+    @Test(arguments: [0.0, 1.0])
+    func aPushAtTheWakeDoesNotTiltAStillPhone(rateRadiansPerSecond: Double) throws {
+        let phone = StillPhone(heading: 30)
+        var f = AttitudeFilter()
+        phone.feed(&f, from: 0, seconds: 5)
+        for k in 0..<50 {
+            let t = 5 + Double(k) * 0.02
+            f.addAcceleration(phone.acceleration, time: t)
+            f.addMagneticField(phone.field, time: t + 0.01)
+        }
+        // The top edge (device +y, pointing 30° east of north) pushed: the field's dip measured
+        // through that vertical is 19° off, so the field disagrees and the yaw is kept.
+        let pushed = phone.acceleration + Vector3(0, 3.5, -1.5)
+        f.addAcceleration(pushed, time: 6)
+        f.addMagneticField(phone.field, time: 6.005)
+        f.addAngularVelocity(Vector3(0, 0, rateRadiansPerSecond), time: 6.01)
+        let pushAngle = Angle.degrees(acos(pushed.normalized!.dot(phone.acceleration.normalized!)))
+        let up = f.upDirection, expected = phone.acceleration.normalized!  // the reaction to gravity points up
+        let tilt = Angle.degrees(acos(max(-1, min(1, up.dot(expected)))))
+        print("a push at the wake (\(pushAngle)° off the vertical), gyroscope \(rateRadiansPerSecond) rad/s: tilt error \(tilt)°, "
+              + "kept tilt seeds \(f.keptTiltSeedCount), held yaw seeds \(f.heldYawSeedCount)")
+        #expect(f.heldYawSeedCount == 1 && f.isSeeded)
+        if rateRadiansPerSecond == 0 {
+            #expect(f.keptTiltSeedCount == 1 && tilt < 1, "the still phone's tilt went with the push: \(tilt)°")
+            // The still phone's next samples keep it level.
+            var worst = 0.0
+            phone.feed(&f, from: 6.03, seconds: 1, each: { _, f in
+                worst = max(worst, Angle.degrees(acos(max(-1, min(1, f.upDirection.dot(expected))))))
+            })
+            #expect(worst < 1, "tilt error after the wake: \(worst)°")
+        } else {
+            #expect(f.keptTiltSeedCount == 0 && abs(tilt - pushAngle) < 1, "a turning phone takes the sample's tilt: \(tilt)°")
+        }
+    }
+
     /// A magnet that comes slowly while the phone rests flat (BROAD trial 36, 5 cm: the field
     /// turned 9° with its strength 3 % up, handed over as drift): at the wake the kept yaw and the
     /// field disagree, nothing yet tells which is right, and the heading's sigma says so.
