@@ -16,6 +16,12 @@ import TestSupport
     static let hostileBytes = 60 << 20
 
     /// VmRSS of `pid`, kilobytes.
+    /// How many times the daemon has given back the pages of the calls it handled while unclaimed
+    /// (`CodePageTrimmer.settleAfterIdleCall`; its debug line).
+    static func idleCallTrims(_ q: QibladHarness) -> Int {
+        q.log.components(separatedBy: "unclaimed: gave back the pages of the calls just handled").count - 1
+    }
+
     static func residentKilobytes(_ pid: Int32) -> Int? { SoakTests.rssKilobytes(pid).map { Int($0) } }
 
     /// The hostile calls: the payload where each kind of call carries it.
@@ -83,7 +89,7 @@ import TestSupport
         let (phone, q, client) = try Self.rig()
         defer { q.stop(); phone.stop() }
         let pid = try #require(q.daemon?.pid)
-        let trims = { q.log.components(separatedBy: "unclaimed: gave back the pages of the calls just handled").count - 1 }
+        let trims = { Self.idleCallTrims(q) }
         for round in 1...3 {
             try client.call("ClaimCompass")
             #expect(waitUntil(timeout: 15) { ((try? q.double("Heading")) ?? .nan).isFinite })
@@ -177,7 +183,7 @@ import TestSupport
         // (which of the call path's code and the executable's writable `.rodata` was resident:
         // CI at a64ad1c read 7860 kB before and 8924 kB after in the first round, where the other
         // rounds read 8060 kB after), which is the size of the leak this test looks for.
-        let trims = { q.log.components(separatedBy: "unclaimed: gave back the pages of the calls just handled").count - 1 }
+        let trims = { Self.idleCallTrims(q) }
         func settled() throws -> Int {
             let trimmed = trims()
             try roundTrip()

@@ -1270,6 +1270,7 @@ public struct AttitudeFilter: Sendable {
         if afterGap, previousAttitudeUsable, let direction, disagrees || untilted {
             let up = attitude.rotate(direction)
             let axis = up.cross(Vector3(0, 0, -1))
+            let angle = atan2(axis.length, -up.z)  // the sample's vertical from the kept one
             let sa = configuration.accelerometerNoiseMetresPerSecondSquared / TiltCompensation.standardGravity
             var tiltVariance = sa * sa
             // The tilt from before the gap is kept too when the gyroscope's first sample says the
@@ -1283,11 +1284,10 @@ public struct AttitudeFilter: Sendable {
             let turning = ((rate ?? .zero) - gyroscopeBiasRadiansPerSecond).length > configuration.stillRateRadiansPerSecond
             let pushed = abs(a.length - TiltCompensation.standardGravity) > configuration.stillAccelerationMetresPerSecondSquared
             if !turning, pushed {
-                let angle = atan2(axis.length, -up.z)
                 tiltVariance += angle * angle
                 keptTiltSeedCount += 1
             } else if let unit = axis.normalized {
-                attitude = (Quaternion(rotationVector: unit * atan2(axis.length, -up.z)) * attitude).normalized ?? attitude
+                attitude = (Quaternion(rotationVector: unit * angle) * attitude).normalized ?? attitude
             }
             let held = Angle.radians(configuration.restYawDriftDegrees)
             ptt = Matrix3(tiltVariance, 0, 0, 0, tiltVariance, 0, 0, 0, ptt.row2.z + held * held)
