@@ -24,6 +24,7 @@ enum ReplaySetting {
             ("filter.accelerometerLowPassSeconds", \.compass.attitudeFilter.accelerometerLowPassSeconds),
             ("filter.correlatedTiltErrorRadians", \.compass.attitudeFilter.correlatedTiltErrorRadians),
             ("filter.magnetometerNoiseMicrotesla", \.compass.attitudeFilter.magnetometerNoiseMicrotesla),
+            ("filter.magnetometerCorrelationSeconds", \.compass.attitudeFilter.magnetometerCorrelationSeconds),
             ("filter.magnetometerSkewSeconds", \.compass.attitudeFilter.magnetometerSkewSeconds),
             ("filter.initialMagnetometerLagSeconds", \.compass.attitudeFilter.initialMagnetometerLagSeconds),
             ("filter.magnetometerLagSigmaSeconds", \.compass.attitudeFilter.magnetometerLagSigmaSeconds),
