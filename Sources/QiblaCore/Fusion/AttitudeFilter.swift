@@ -76,7 +76,9 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   heading is held on the gyroscope (``MagneticState/holding``) and its sigma grows with the
 ///   gyroscope's noise and bias uncertainty; once the field agrees for
 ///   ``Configuration/agreementSeconds`` the magnetometer is taken back with a noise inflated by
-///   ``Configuration/recoveryNoiseFactor`` fading over ``Configuration/recoverySeconds``.
+///   ``Configuration/recoveryNoiseFactor`` fading over ``Configuration/recoverySeconds``, and the
+///   heading's sigma covers what is left of the yaw's disagreement with the field until it is
+///   within one sample's noise.
 /// - **A motion the gyroscope missed** (a stuck or saturated gyroscope, a dropped batch, a driver
 ///   returning zeros, a simulated pose that jumps): the EKF cannot correct errors beyond its
 ///   linear range, and the innovation gate would take a turned field for a magnet. While the phone
