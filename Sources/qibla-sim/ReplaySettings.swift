@@ -35,6 +35,7 @@ enum ReplaySetting {
             ("filter.innovationGateSigmas", \.compass.attitudeFilter.innovationGateSigmas),
             ("filter.innovationGateSeconds", \.compass.attitudeFilter.innovationGateSeconds),
             ("filter.restYawDriftDegrees", \.compass.attitudeFilter.restYawDriftDegrees),
+            ("filter.recoveryDisagreementSeconds", \.compass.attitudeFilter.recoveryDisagreementSeconds),
             ("calibrator.identityResidualRatio", \.compass.calibrator.identityResidualRatio),
             ("calibrator.identityAlternativeRatio", \.compass.calibrator.identityAlternativeRatio),
             ("calibrator.fitIntervalSeconds", \.compass.calibrator.fitIntervalSeconds),

@@ -65,10 +65,11 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 /// - **Magnetometer** (one scalar update, yaw only): with m_w = R·m, the measured yaw error is
 ///   −atan2(m_w,E, m_w,N) = δθ_D − (m_w,D / H)·δθ_N (H the horizontal part), the tilt error leaking
 ///   through the dip as in NXP AN4248, with noise (σ_m / H)² + (ε_c·m_w,D / H)² (ε_c:
-///   ``Configuration/correlatedTiltErrorRadians``), scaled by τ/Δt for samples closer together than
-///   the errors' correlation time τ (``Configuration/magnetometerCorrelationSeconds``); the gains on the tilt errors and on the bias about the
-///   horizontal axes are zeroed (a magnetic error never tilts the attitude, now or through the
-///   bias), the covariance updated in Joseph form (valid for any gain).
+///   ``Configuration/correlatedTiltErrorRadians``), scaled by τ/Δt for samples closer together
+///   than the errors' correlation time τ (``Configuration/magnetometerCorrelationSeconds``); the
+///   gains on the tilt errors and on the bias about the horizontal axes are zeroed (a magnetic
+///   error never tilts the attitude, now or through the bias), the covariance updated in Joseph
+///   form (valid for any gain).
 /// - **Disturbance**: the field's strength and dip (measured with the filter's own vertical) are
 ///   compared with the expected field (``ExpectedMagneticField``, or a reference the filter learns
 ///   from agreeing samples when none is given) and with the caller's interference flag; while they
@@ -477,9 +478,9 @@ public struct AttitudeFilter: Sendable {
     private var gateDisagreementRadians = 0.0
     /// From the magnetometer's take-back after a hold (``MagneticState/recovering``) until the
     /// yaw agrees with the field within one sample's noise, what is left of their disagreement
-    /// after each update, |(1 − K)·ν| low-passed, radians; the heading's sigma covers it. The yaw's variance shrinks with
-    /// every update as if the field were right, and the field's pull (a signed sum) cancels as
-    /// the recovery undoes the hold's pull: in BROAD trial 36 at 286 Hz the sigma fell to 2° in
+    /// after each update, |(1 − K)·ν| low-passed, radians; the heading's sigma covers it. The
+    /// yaw's variance shrinks with every update as if the field were right, and the field's pull
+    /// (a signed sum) cancels as the recovery undoes the hold's pull: in BROAD trial 36 at 286 Hz the sigma fell to 2° in
     /// 0.6 s with 6.5° still to close.
     private var recoveryDisagreementRadians = 0.0
     /// After a gap that kept the yaw, the first field's disagreement with it, radians (when beyond
@@ -929,14 +930,19 @@ public struct AttitudeFilter: Sendable {
     /// last update) so that one quiet sample does not end it.
     private mutating func traceRecoveryDisagreement(_ residual: Double, interval: Double, ordinaryNoise: Double) {
         let recovering = magneticState == .recovering
-        guard recovering || recoveryDisagreementRadians > 0, residual.isFinite else { recoveryDisagreementRadians = 0; return }
+        guard recovering || recoveryDisagreementRadians > 0, residual.isFinite else {
+            recoveryDisagreementRadians = 0
+            return
+        }
         if recoveryDisagreementRadians == 0 {
             recoveryDisagreementRadians = residual
         } else {
             let weight = 1 - exp(-interval / max(1e-3, configuration.recoveryDisagreementSeconds))
             recoveryDisagreementRadians += weight * (residual - recoveryDisagreementRadians)
         }
-        if !recovering, recoveryDisagreementRadians * recoveryDisagreementRadians <= ordinaryNoise { recoveryDisagreementRadians = 0 }
+        if !recovering, recoveryDisagreementRadians * recoveryDisagreementRadians <= ordinaryNoise {
+            recoveryDisagreementRadians = 0
+        }
     }
 
     /// τ/Δt for a magnetometer update Δt after the last one (1 when Δt ≥ τ, after a gap, or with
