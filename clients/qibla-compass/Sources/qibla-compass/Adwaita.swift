@@ -117,29 +117,22 @@ enum Adwaita {
         })
     }
 
-    /// The About window.
+    /// The About window (libadwaita 1.2–1.4) or dialog (1.5 and later; `qc_about_present`).
     static func about(parent: Widget, version: String) {
-        let about = Widget(adw_about_window_new())
-        adw_about_window_set_application_name(about.c(), tr("Qibla Compass"))
-        adw_about_window_set_application_icon(about.c(), "io.github.qiblad.Compass")
-        adw_about_window_set_version(about.c(), version)
-        adw_about_window_set_developer_name(about.c(), "The qiblad developers")
-        adw_about_window_set_license_type(about.c(), GTK_LICENSE_APACHE_2_0)
-        adw_about_window_set_website(about.c(), "https://github.com/qiblad/qiblad")
-        adw_about_window_set_comments(about.c(), tr("The direction of the Kaaba, from qiblad's compass and position."))
-        gtk_window_set_transient_for(about.c(), parent.c())
-        gtk_window_present(about.c())
+        qc_about_present(parent.pointer, tr("Qibla Compass"), "io.github.qiblad.Compass", version, "The qiblad developers",
+                         GTK_LICENSE_APACHE_2_0, "https://github.com/qiblad/qiblad",
+                         tr("The direction of the Kaaba, from qiblad's compass and position."))
     }
 
     /// A dialog with a heading, a body and responses (id, label); `done` gets the chosen id.
     static func ask(parent: Widget, heading: String, body: String, responses: [(String, String)],
                     suggested: String? = nil, done: @escaping (String) -> Void) {
-        let dialog = Widget(adw_message_dialog_new(parent.c(), heading, body))
-        for (id, label) in responses { adw_message_dialog_add_response(dialog.c(), id, label) }
-        if let suggested { adw_message_dialog_set_response_appearance(dialog.c(), suggested, ADW_RESPONSE_SUGGESTED) }
+        let dialog = Widget(qc_question_new(parent.pointer, heading, body))
+        for (id, label) in responses { qc_question_add_response(dialog.pointer, id, label) }
+        if let suggested { qc_question_suggest(dialog.pointer, suggested) }
         Signal.connect1(dialog.raw, "response") { response in
             done(response.map { String(cString: $0.assumingMemoryBound(to: CChar.self)) } ?? "close")
         }
-        gtk_window_present(dialog.c())
+        qc_question_present(dialog.pointer, parent.pointer)
     }
 }

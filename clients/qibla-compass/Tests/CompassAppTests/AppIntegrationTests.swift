@@ -55,6 +55,39 @@ final class HeadlessDisplay: @unchecked Sendable {
     deinit { server.terminate(grace: 1) }
 }
 
+/// Reads the accessibility bus as a screen reader does: `names` prints every node's name,
+/// `describe NAME` the description of the first image of that name, `click NAME` clicks the first
+/// button of that name (exit 1 when there is no such node).
+let accessibilityScript = """
+    import gi, sys
+    gi.require_version('Atspi', '2.0')
+    from gi.repository import Atspi
+    nodes = []
+    def walk(node, depth=0):
+        if depth > 40: return
+        nodes.append(node)
+        for i in range(node.get_child_count()):
+            child = node.get_child_at_index(i)
+            if child is not None: walk(child, depth + 1)
+    desktop = Atspi.get_desktop(0)
+    for i in range(desktop.get_child_count()):
+        walk(desktop.get_child_at_index(i))
+    if sys.argv[1] == 'names':
+        print('\\n'.join(n.get_name() or '' for n in nodes))
+        sys.exit(0)
+    if sys.argv[1] == 'describe':
+        for n in nodes:
+            if n.get_role() == Atspi.Role.IMAGE and n.get_name() == sys.argv[2]:
+                print(n.get_description()); sys.exit(0)
+        sys.exit(1)
+    for n in nodes:
+        # GTK 4.8 names a button by its label twice ("Cancel Cancel").
+        name = n.get_name() or ''
+        if n.get_role() == Atspi.Role.PUSH_BUTTON and sys.argv[2] in (name, name[:len(name) // 2]):
+            n.do_action(0); sys.exit(0)
+    sys.exit(1)
+    """
+
 /// A qiblad on its own bus, reading a simulated phone at a fixed true heading (or no sensors),
 /// with an optional manual location; and the app started against it.
 final class AppRig: @unchecked Sendable {
@@ -68,6 +101,59 @@ final class AppRig: @unchecked Sendable {
         self.display = display
         bus = try PrivateBus()
         directory = try TemporaryDirectory(prefix: "qibla-compass-test")
+    }
+
+    /// The accessibility bus (at-spi-bus-launcher on the rig's session bus), for tests that read
+    /// the app's widgets as a screen reader does; stop it with ``stopAccessibilityBus(_:)``.
+    func startAccessibilityBus() throws -> ChildProcess {
+        let launcher = try ChildProcess("/usr/libexec/at-spi-bus-launcher", ["--launch-immediately"], environment: bus.environment)
+        guard waitUntil(timeout: 10, {
+            (try? self.bus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
+                                   "NameHasOwner", "s", "org.a11y.Bus"]).stdout.contains("true")) == true
+        }) else {
+            stopAccessibilityBus(launcher)
+            throw TestSupportError.startFailed("no accessibility bus: \(launcher.standardError)")
+        }
+        return launcher
+    }
+
+    func stopAccessibilityBus(_ launcher: ChildProcess) {
+        // The launcher's own dbus-daemon (the accessibility bus) goes with it.
+        if let children = try? run("pkill", ["-TERM", "-P", "\(launcher.pid)"]) { _ = children }
+        launcher.terminate()
+    }
+
+    /// The names of the accessible nodes of every application on the accessibility bus, one a line.
+    func accessibleNames() -> String {
+        (try? run("/usr/bin/python3", ["-c", accessibilityScript, "names"], environment: bus.environment, timeout: 30).stdout) ?? ""
+    }
+
+    /// The description of the first image named `name` on the accessibility bus (status 1 when
+    /// there is none).
+    func accessibleDescription(ofImage name: String) -> (status: Int32, stdout: String, stderr: String) {
+        guard let result = try? run("/usr/bin/python3", ["-c", accessibilityScript, "describe", name],
+                                    environment: bus.environment, timeout: 30) else { return (-1, "", "python3 did not run") }
+        return (result.status, result.stdout, result.stderr)
+    }
+
+    /// Clicks the first button named `name` on the accessibility bus; false when there is none.
+    func clickAccessibleButton(_ name: String) -> Bool {
+        (try? run("/usr/bin/python3", ["-c", accessibilityScript, "click", name], environment: bus.environment, timeout: 30).status) == 0
+    }
+
+    /// The accessibility bus and the app (360 × 720, verbose) with GTK's AT-SPI bridge on; stop
+    /// the app, then the bus with ``stopAccessibilityBus(_:)``.
+    func startAccessibleApp() throws -> (launcher: ChildProcess, app: ChildProcess) {
+        let launcher = try startAccessibilityBus()
+        var environment = appEnvironment
+        environment["NO_AT_BRIDGE"] = nil
+        environment["GTK_A11Y"] = "atspi"
+        do {
+            return (launcher, try ChildProcess(compassApp, ["--size", "360x720", "--verbose"], environment: environment))
+        } catch {
+            stopAccessibilityBus(launcher)
+            throw error
+        }
     }
 
     /// Starts qibla-sim writing a still phone (a qibla-sim preset) at `headingDegrees` (true) at London.
@@ -211,47 +297,68 @@ func signedTurn(fromAccessible text: String) -> Double? {
         let rig = try AppRig(display: display)
         try rig.startPhone(headingDegrees: 60)
         try rig.startDaemon(location: "\(london.latitude),\(london.longitude)")
-        let launcher = try ChildProcess("/usr/libexec/at-spi-bus-launcher", ["--launch-immediately"], environment: rig.bus.environment)
-        defer {
-            // The launcher's own dbus-daemon (the accessibility bus) goes with it.
-            if let children = try? run("pkill", ["-TERM", "-P", "\(launcher.pid)"]) { _ = children }
-            launcher.terminate()
-        }
-        #expect(waitUntil(timeout: 10) {
-            (try? rig.bus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
-                                  "NameHasOwner", "s", "org.a11y.Bus"]).stdout.contains("true")) == true
-        }, "no accessibility bus: \(launcher.standardError)")
-        var environment = rig.appEnvironment
-        environment["GTK_A11Y"] = nil
-        environment["NO_AT_BRIDGE"] = nil
-        let app = try ChildProcess(compassApp, ["--size", "360x720", "--verbose"], environment: environment.merging(["GTK_A11Y": "atspi"]) { $1 })
-        defer { app.terminate() }
+        let (launcher, app) = try rig.startAccessibleApp()
+        defer { app.terminate(); rig.stopAccessibilityBus(launcher) }
         #expect(waitUntil(timeout: 15) { app.standardError.contains("showing compass") }, "\(app.standardError)")
         #expect(waitUntil(timeout: 10) { (try? rig.property("QiblaRelativeBearing") as? Double) != nil })
         usleep(1_500_000)   // the smoothing window fills; the phone is still
 
-        let script = """
-            import gi, sys
-            gi.require_version('Atspi', '2.0')
-            from gi.repository import Atspi
-            def walk(node):
-                if node.get_role() == Atspi.Role.IMAGE and node.get_name() == 'Qibla compass dial':
-                    print(node.get_description()); sys.exit(0)
-                for i in range(node.get_child_count()):
-                    child = node.get_child_at_index(i)
-                    if child is not None: walk(child)
-            desktop = Atspi.get_desktop(0)
-            for i in range(desktop.get_child_count()):
-                walk(desktop.get_child_at_index(i))
-            sys.exit(1)
-            """
-        let heard = try run("/usr/bin/python3", ["-c", script], environment: rig.bus.environment, timeout: 30)
+        let heard = rig.accessibleDescription(ofImage: "Qibla compass dial")
         #expect(heard.status == 0, "no dial on the accessibility bus: \(heard.stderr)")
         let description = heard.stdout.trimmingCharacters(in: .whitespacesAndNewlines)
         let spoken = try #require(signedTurn(fromAccessible: description), "description: '\(description)'")
         let published = try #require(rig.property("QiblaRelativeBearing") as? Double)
         #expect(abs(spoken - published) <= 1.5, "the screen reader hears \(spoken)°, qiblad publishes \(published)°")
         print("screen reader: '\(description)'; QiblaRelativeBearing \(published)°")
+    }
+
+    /// The main menu's About: libadwaita's About window (1.2–1.4) or dialog (1.5 and later, where
+    /// the window is deprecated; `qc_about_present`) over the app's window, with the app's name,
+    /// version and developers on the accessibility bus.
+    @Test func theAboutWindowOpensFromTheMenu() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        let (launcher, app) = try rig.startAccessibleApp()
+        defer { app.terminate(); rig.stopAccessibilityBus(launcher) }
+        #expect(waitUntil(timeout: 15) { app.standardError.contains("showing no-daemon") }, "\(app.standardError)")
+        #expect(!rig.accessibleNames().contains("The qiblad developers"), "an About before it was asked for")
+        let activated = try rig.bus.busctl(["call", "io.github.qiblad.Compass", "/io/github/qiblad/Compass", "org.gtk.Actions",
+                                            "Activate", "sava{sv}", "about", "0", "0"])
+        #expect(activated.status == 0, "\(activated.stderr)")
+        var names = ""
+        let shown = waitUntil(timeout: 10) {
+            names = rig.accessibleNames()
+            return names.contains("The qiblad developers")
+        }
+        #expect(shown, "no About on the accessibility bus; names: \(names.split(separator: "\n").filter { !$0.isEmpty }.prefix(40))")
+        #expect(names.contains("Qibla Compass"))
+        #expect(!app.standardError.contains("CRITICAL"), "\(app.standardError)")
+    }
+
+    /// The sun check's question (libadwaita's message dialog, 1.2–1.4, or alert dialog, 1.5 and
+    /// later; `qc_question_new`): offered by the compass page's button while the sun is up, its
+    /// responses on the accessibility bus, and Cancel closes it without a check.
+    @Test func theSunCheckAsksAndCancelCloses() throws {
+        let display = try HeadlessDisplay()
+        let rig = try AppRig(display: display)
+        let day = sunlitPlace().day
+        try rig.startPhone(headingDegrees: 10)
+        try rig.startDaemon(location: "\(day.0),\(day.1)")
+        let (launcher, app) = try rig.startAccessibleApp()
+        defer { app.terminate(); rig.stopAccessibilityBus(launcher) }
+        #expect(waitUntil(timeout: 15) { app.standardError.contains("showing compass") }, "\(app.standardError)")
+        let responses = ["Check at the sun", "Check along the shadow", "Cancel"]
+        #expect(!rig.accessibleNames().contains(responses[0]), "a question before it was asked")
+        #expect(waitUntil(timeout: 10) { rig.clickAccessibleButton("Check the needle with the sun") }, "no sun check button; names: \(rig.accessibleNames())")
+        var seen = ""
+        #expect(waitUntil(timeout: 10) {
+            seen = rig.accessibleNames()
+            return responses.allSatisfy { seen.contains($0) }
+        }, "the question's responses are not all there: \(seen)")
+        #expect(rig.clickAccessibleButton("Cancel"))
+        #expect(waitUntil(timeout: 10) { !rig.accessibleNames().contains(responses[0]) }, "the question stayed after Cancel")
+        #expect(!rig.daemonLog.contains("sun check ("), "a check after Cancel: \(rig.daemonLog)")
+        #expect(!app.standardError.contains("CRITICAL"), "\(app.standardError)")
     }
 
     /// Facing the Qibla: the distinct state, the needle straight up, and a vibration asked of
