@@ -481,8 +481,8 @@ public struct AttitudeFilter: Sendable {
     /// yaw agrees with the field within one sample's noise, what is left of their disagreement
     /// after each update, |(1 − K)·ν| low-passed, radians; the heading's sigma covers it. The
     /// yaw's variance shrinks with every update as if the field were right, and the field's pull
-    /// (a signed sum) cancels as the recovery undoes the hold's pull: in BROAD trial 36 at 286 Hz the sigma fell to 2° in
-    /// 0.6 s with 6.5° still to close.
+    /// (a signed sum) cancels as the recovery undoes the hold's pull: in BROAD trial 36 at 286 Hz
+    /// the sigma fell to 2° in 0.6 s with 6.5° still to close.
     private var recoveryDisagreementRadians = 0.0
     /// After a gap that kept the yaw, the first field's disagreement with it, radians (when beyond
     /// three of its own sigmas): the yaw and the field cannot both be right, and until the phone
@@ -915,10 +915,11 @@ public struct AttitudeFilter: Sendable {
         if magneticState == .tracking {
             learnMagnetometerLag(field: m, world: world, innovation: innovation, variance: s, time: time)
         }
-        let sinceLastUpdate = lastFieldUpdateTime.map { max(0, time - $0) } ?? 0
-        let gain = update(innovation: innovation, attitudeRow: row, noise: noise * correlatedNoiseFactor(at: time),
+        let sinceLastUpdate = lastFieldUpdateTime.map { time - $0 }
+        lastFieldUpdateTime = time
+        let gain = update(innovation: innovation, attitudeRow: row, noise: noise * correlatedNoiseFactor(interval: sinceLastUpdate),
                           tilt: false, yaw: true, bias: learnsBias)
-        traceRecoveryDisagreement(abs((1 - gain.z) * innovation), interval: sinceLastUpdate, ordinaryNoise: ordinaryNoise)
+        traceRecoveryDisagreement(abs((1 - gain.z) * innovation), interval: max(0, sinceLastUpdate ?? 0), ordinaryNoise: ordinaryNoise)
         addFieldPull(gain.z * (1 - min(1, max(0, gain.z))) * innovation, time: time)
         updateAxis()
         return nil
@@ -946,14 +947,11 @@ public struct AttitudeFilter: Sendable {
         }
     }
 
-    /// τ/Δt for a magnetometer update Δt after the last one (1 when Δt ≥ τ, after a gap, or with
-    /// time running backwards): ``Configuration/magnetometerCorrelationSeconds``.
-    private mutating func correlatedNoiseFactor(at time: Double) -> Double {
-        defer { lastFieldUpdateTime = time }
+    /// τ/Δt for a magnetometer update `interval` (Δt) seconds after the last one (1 when Δt ≥ τ,
+    /// for the first update, or with time running backwards): ``Configuration/magnetometerCorrelationSeconds``.
+    private func correlatedNoiseFactor(interval: Double?) -> Double {
         let tau = configuration.magnetometerCorrelationSeconds
-        guard tau > 0, let last = lastFieldUpdateTime else { return 1 }
-        let interval = time - last
-        guard interval > 0 else { return 1 }
+        guard tau > 0, let interval, interval > 0 else { return 1 }
         return max(1, tau / interval)
     }
 

@@ -105,7 +105,7 @@ final class AppRig: @unchecked Sendable {
 
     /// The accessibility bus (at-spi-bus-launcher on the rig's session bus), for tests that read
     /// the app's widgets as a screen reader does; stop it with ``stopAccessibilityBus(_:)``.
-    func startAccessibilityBus() throws -> ChildProcess {
+    private func startAccessibilityBus() throws -> ChildProcess {
         let launcher = try ChildProcess("/usr/libexec/at-spi-bus-launcher", ["--launch-immediately"], environment: bus.environment)
         guard waitUntil(timeout: 10, {
             (try? self.bus.busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus",
@@ -331,7 +331,9 @@ func signedTurn(fromAccessible text: String) -> Double? {
             return names.contains("The qiblad developers")
         }
         #expect(shown, "no About on the accessibility bus; names: \(names.split(separator: "\n").filter { !$0.isEmpty }.prefix(40))")
-        #expect(names.contains("Qibla Compass"))
+        // The version the About shows is the one `--version` prints ("qibla-compass 0.2.0").
+        let version = try run(compassApp, ["--version"]).stdout.split(separator: " ").last.map { $0.trimmingCharacters(in: .whitespacesAndNewlines) } ?? ""
+        #expect(!version.isEmpty && names.split(separator: "\n").contains { $0.contains(version) }, "no version '\(version)' in the About")
         #expect(!app.standardError.contains("CRITICAL"), "\(app.standardError)")
     }
 
