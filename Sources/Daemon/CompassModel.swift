@@ -291,7 +291,8 @@ public struct CompassModel: Sendable {
         } ?? true
         let vertical = fused && agreeing ? up * TiltCompensation.standardGravity : latestAcceleration
         latestRawField = vector
-        calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time)
+        calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time,
+                       attitude: fused ? attitudeFilter.attitude : nil)
         applyCalibrationIfChanged(vertical: vertical)
         let correctionSigma = correctionSigmaDegrees(raw: vector, vertical: vertical)
         latestCalibrationUncertaintyDegrees = publishedCalibrationUncertaintyDegrees(correctionSigma.estimated, raw: vector,

@@ -44,7 +44,7 @@ struct Replay: ParsableCommand {
     @Option(help: "Live: phone preset whose devices carry the samples: pinephone, pinephone-pro, librem5, qualcomm.")
     var phone: PhoneModel = .pinephone
     @Option(help: "Live: the qiblad executable (default: the qiblad next to qibla-sim).") var qiblad: String?
-    @Flag(help: "Live: run qiblad with --verbose.") var verbose = false
+    @Flag(help: "Live: run qiblad with --verbose. Offline: each change of the calibration in use and of the attitude filter's state (seeded, field tracked or held, re-seeded) to stderr.") var verbose = false
 
     func validate() throws {
         guard restSampleRate.isFinite, restSampleRate >= 0 else { throw ValidationError("--rest-sample-rate must be ≥ 0") }
@@ -93,6 +93,25 @@ struct Replay: ParsableCommand {
         }
     }
 
+    /// One line on the calibration in use: its state and quality, and the fit (hard iron in µT,
+    /// residual), or the fit set aside for no correction.
+    static func describe(_ calibrator: MagnetometerCalibrator) -> String {
+        func fitText(_ fit: CalibrationFit) -> String {
+            let b = fit.hardIronOffsetMicrotesla
+            return "\(fit.kind.rawValue) fit, hard iron (\(SensorLog.decimal(b.x, places: 2)), \(SensorLog.decimal(b.y, places: 2)), "
+                + "\(SensorLog.decimal(b.z, places: 2))) µT, residual \(SensorLog.decimal(fit.residualRMSMicrotesla, places: 2)) µT"
+        }
+        var text = "calibration \(calibrator.state.rawValue)"
+        if calibrator.isProvisional, let estimate = calibrator.estimate { text += ", provisional \(fitText(estimate.fit))" }
+        if let alternative = calibrator.alternativeFit {
+            text += ", no correction in place of the \(fitText(alternative))"
+        } else if let fit = calibrator.fit {
+            text += ", \(fitText(fit))"
+        }
+        if calibrator.uncorrectedFieldFitsAsWell { text += "; the uncorrected field fits as well" }
+        return text
+    }
+
     /// The model over every instant; one line per instant after the first heading.
     func replayOffline(_ log: SensorLog, position: GeodeticPosition?, startUnixSeconds: Double,
                        configuration: DaemonModel.Configuration) {
@@ -100,12 +119,28 @@ struct Replay: ParsableCommand {
                                   hasGyroscope: log.hasGyroscope,
                                   restSampleRateHertz: restSampleRate > 0 ? restSampleRate : nil)
         var started = false
+        var calibrationGeneration = -1
+        var filterState = ""
         var lines = 0, fusedLines = 0
         var out = ""
         out.reserveCapacity(1 << 16)
         for instant in log.instants {
             let o = replay.apply(timeSeconds: instant.timeSeconds, acceleration: instant.acceleration,
                                  angularVelocity: instant.angularVelocity, magneticField: instant.magneticField)
+            if verbose, replay.model.compass.calibrator.calibrationGeneration != calibrationGeneration {
+                calibrationGeneration = replay.model.compass.calibrator.calibrationGeneration
+                Console.printError("qibla-sim replay: \(instant.timeText) s: " + Self.describe(replay.model.compass.calibrator))
+            }
+            if verbose {
+                let filter = replay.model.compass.attitudeFilter
+                let state = "filter \(filter.isTracking(at: instant.timeSeconds) ? "tracking" : "not tracking"), field \(filter.magneticState.rawValue), "
+                    + "seeds \(filter.seedCount), kept-yaw seeds \(filter.heldYawSeedCount), recoveries \(filter.attitudeRecoveryCount), "
+                    + "new corrections \(filter.yawReseedCount)"
+                if state != filterState {
+                    filterState = state
+                    Console.printError("qibla-sim replay: \(instant.timeText) s: " + state)
+                }
+            }
             if !started, !o.magneticHeadingDegrees.isFinite { continue }
             started = true
             lines += 1
@@ -123,6 +158,7 @@ struct Replay: ParsableCommand {
         Console.write(out, to: .standardOutput)
         Console.printError("qibla-sim replay: \(log.instants.count) instants, \(lines) with a heading (\(fusedLines) fused), "
             + "\(replay.instantsHeldAtRest) held by the rest policy; calibration \(replay.model.compass.state.calibrationState)"
+            + " (fits set aside for no correction: \(replay.model.compass.calibrator.fitsSetAsideCount))"
             + (settings.isEmpty ? "" : "; settings \(settings.joined(separator: ", "))"))
     }
 

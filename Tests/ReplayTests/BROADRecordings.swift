@@ -69,6 +69,8 @@ struct BROADRecording {
         var withinOne = Double.nan, withinThree = Double.nan
         var confidentlyWrong = 0
         var worstConfidentDegrees = 0.0
+        /// Fits set aside for no correction (`MagnetometerCalibrator.fitsSetAsideCount`).
+        var fitsSetAside = 0
 
         var description: String {
             String(format: "heading RMSE %.2f°, inclination RMSE %.2f° (%d of %d motion instants); HeadingError: %.0f %% within 1×, %.1f %% within 3×, %d confidently wrong (worst %.1f°)",
@@ -123,6 +125,7 @@ struct BROADRecording {
             score.headingRMSE = (headingSquares / Double(score.scored)).squareRoot()
             score.inclinationRMSE = (inclinationSquares / Double(score.scored)).squareRoot()
         }
+        score.fitsSetAside = replay.model.compass.calibrator.fitsSetAsideCount
         if honest > 0 { score.withinOne = Double(one) / Double(honest); score.withinThree = Double(three) / Double(honest) }
         return score
     }

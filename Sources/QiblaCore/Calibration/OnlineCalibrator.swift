@@ -109,6 +109,13 @@ public struct MagnetometerCalibrator: Sendable {
         /// (`uncorrectedFieldFitsAsWell`) leaves the uncorrected field as likely: the heading
         /// difference between the two counts in the published uncertainty (default 1.5; 0 never).
         public var identityAlternativeRatio: Double = 1.5
+        /// Such a fit, when it is accepted or refined, is set aside for no correction at all
+        /// (`alternativeFit`) when the recent samples seen through the attitude filter's
+        /// attitudes (`FieldAttitudeHistory`) point the same way in the world at least as tightly
+        /// uncorrected as through the fit (default true): a false hard iron turns with the phone.
+        public var comparesCorrectionsInTheWorld: Bool = true
+        /// The window of samples and attitudes for that comparison.
+        public var fieldAttitudeHistory = FieldAttitudeHistory.Configuration()
         public var provisionalMaximumFlatHeadingSigmaDegrees: Double
         /// The raw field must move this far from the last motion anchor for the interval to count
         /// as motion, microtesla (default 3: several times the noise, so a still phone adds none).
@@ -224,8 +231,15 @@ public struct MagnetometerCalibrator: Sendable {
     /// field) are 1.04–1.32 times better than the uncorrected field, the fits of a magnet fixed
     /// to the sensor 2.8–11 times. Set when a fit is accepted or refined.
     public private(set) var uncorrectedFieldFitsAsWell = false
+    /// The fit that was accepted (or refined) when no correction at all is in use in its place
+    /// (``Configuration/comparesCorrectionsInTheWorld``): the alternative whose heading difference
+    /// the published uncertainty counts. `nil` otherwise.
+    public private(set) var alternativeFit: CalibrationFit?
+    /// How many accepted or refined fits were set aside for no correction.
+    public private(set) var fitsSetAsideCount = 0
 
     private var samples: CalibrationSampleSet
+    private var history: FieldAttitudeHistory
     private var estimator: CalibrationEstimator
     private var detector: MagneticInterferenceDetector
     private var lastTime: Double?
@@ -250,6 +264,7 @@ public struct MagnetometerCalibrator: Sendable {
         samples = CalibrationSampleSet(configuration: configuration.sampleSet)
         estimator = CalibrationEstimator(priors: configuration.priors)
         detector = MagneticInterferenceDetector(configuration: configuration.interference)
+        history = FieldAttitudeHistory(configuration: configuration.fieldAttitudeHistory)
     }
 
     // MARK: What the daemon reads
@@ -321,7 +336,7 @@ public struct MagnetometerCalibrator: Sendable {
     /// Memory bound: the calibrator's inline size plus the heap storage it allocated in `init`,
     /// bytes. Nothing is allocated after `init`.
     public var memoryBytes: Int {
-        MemoryLayout<Self>.size + samples.storageBytes + estimator.storageBytes
+        MemoryLayout<Self>.size + samples.storageBytes + estimator.storageBytes + history.storageBytes
     }
 
     // MARK: What the daemon calls
@@ -360,6 +375,7 @@ public struct MagnetometerCalibrator: Sendable {
     public mutating func restore(_ restored: CalibrationFit) {
         guard restored.calibration.isValid, restored.fieldMicrotesla.isFinite, restored.fieldMicrotesla > 0 else { return }
         fit = restored
+        alternativeFit = nil
         estimate = nil
         uncorrectedFieldFitsAsWell = false
         state = .unvalidated
@@ -378,6 +394,7 @@ public struct MagnetometerCalibrator: Sendable {
     public mutating func reset() {
         if fit != nil || estimate != nil { calibrationGeneration += 1 }
         discard(countAsContradiction: false)
+        history.removeAll()
         lastTime = nil
         lastAttemptTime = nil
         lastAttemptedEstimate = nil
@@ -394,9 +411,12 @@ public struct MagnetometerCalibrator: Sendable {
     ///     direction.
     ///   - time: sample time, seconds, any monotonic origin. Non-finite samples are ignored; time
     ///     running backwards restarts the time steps.
+    ///   - attitude: the attitude filter's attitude (device → world) at this sample while it
+    ///     tracks with the gyroscope, else `nil` (``Configuration/comparesCorrectionsInTheWorld``).
     public mutating func add(rawMicrotesla raw: Vector3, accelerationMetresPerSecondSquared acceleration: Vector3?,
-                             time: Double) {
+                             time: Double, attitude: Quaternion? = nil) {
         guard raw.isFinite, time.isFinite else { return }
+        if let attitude { history.add(raw: raw, attitude: attitude, time: time) }
         var step = 0.0
         if let last = lastTime, time >= last { step = min(time - last, configuration.interference.maximumStepSeconds) }
         if let last = lastTime, time < last { lastAttemptTime = nil; motionAnchor = nil }
@@ -543,6 +563,7 @@ public struct MagnetometerCalibrator: Sendable {
             if countAsContradiction, fit != nil { discardedFitCount += 1 }
         }
         fit = nil
+        alternativeFit = nil
         estimate = nil
         uncorrectedFieldFitsAsWell = false
         state = .collecting
@@ -630,13 +651,35 @@ public struct MagnetometerCalibrator: Sendable {
         return count >= 12 && mean.isFinite && spread < ratio * fit.residualRMSMicrotesla
     }
 
+    /// Puts `candidate` in use — or no correction at all in its place, when the lengths cannot tell
+    /// the two apart (`uncorrectedFieldFitsAsWell`) and the recent samples, seen through the
+    /// filter's attitudes, point the same way in the world at least as tightly uncorrected
+    /// (`FieldAttitudeHistory`). No correction is then a sphere fit about the origin: the raw
+    /// lengths' mean as its radius, their RMS spread as its residual.
+    private mutating func use(_ candidate: CalibrationFit) {
+        alternativeFit = nil
+        fit = candidate
+        guard configuration.comparesCorrectionsInTheWorld, uncorrectedFieldFitsAsWell,
+              let uncorrected = history.meanResultantLength(of: .identity),
+              let corrected = history.meanResultantLength(of: candidate.calibration),
+              uncorrected >= corrected else { return }
+        let (mean, spread, count) = uncorrectedLengths()
+        guard mean.isFinite, mean > 0 else { return }
+        fit = CalibrationFit(kind: .sphere, hardIronOffsetMicrotesla: .zero, softIronMatrix: .identity,
+                             fieldMicrotesla: mean, residualRMSMicrotesla: spread, eigenvalueSpread: 1, sampleCount: count)
+        alternativeFit = candidate
+        fitsSetAsideCount += 1
+    }
+
     /// The heading difference, degrees, between this raw sample corrected by the fit in use and
-    /// left uncorrected, at the attitude the accelerometer gives, when the data cannot tell the
+    /// left uncorrected (or, when no correction is in use in place of a fit, corrected by that
+    /// fit: `alternativeFit`), at the attitude the accelerometer gives, when the data cannot tell the
     /// two apart (`uncorrectedFieldFitsAsWell`); nil otherwise.
     public func uncorrectedAlternativeDegrees(rawMicrotesla raw: Vector3, accelerationMetresPerSecondSquared a: Vector3) -> Double? {
         guard uncorrectedFieldFitsAsWell, let fit, let down = (-a).normalized else { return nil }
         let corrected = fit.calibration.apply(raw)
-        let h1 = corrected - down * corrected.dot(down), h2 = raw - down * raw.dot(down)
+        let other = alternativeFit?.calibration.apply(raw) ?? raw
+        let h1 = corrected - down * corrected.dot(down), h2 = other - down * other.dot(down)
         let angle = atan2(down.dot(h2.cross(h1)), h2.dot(h1))
         return angle.isFinite ? abs(Angle.degrees(angle)) : nil
     }
@@ -703,7 +746,7 @@ public struct MagnetometerCalibrator: Sendable {
 
     private mutating func accept(_ result: CalibrationEstimate) {
         uncorrectedFieldFitsAsWell = uncorrectedFieldFitsAsWell(as: result.fit)
-        fit = result.fit
+        use(result.fit)
         estimate = result
         state = .calibrated
         progress = 1
@@ -733,7 +776,7 @@ public struct MagnetometerCalibrator: Sendable {
         let allowed = 3 * (worst * worst + currentWorst * currentWorst).squareRoot()
         guard disagreement <= allowed || worst <= 0.5 * currentWorst else { return }
         uncorrectedFieldFitsAsWell = uncorrectedFieldFitsAsWell(as: result.fit)
-        fit = result.fit
+        use(result.fit)
         estimate = result
         lastWorstHeadingSigmaDegrees = worst
         refinementCount += 1
