@@ -135,7 +135,7 @@ struct Replay: ParsableCommand {
                 let filter = replay.model.compass.attitudeFilter
                 let state = "filter \(filter.isTracking(at: instant.timeSeconds) ? "tracking" : "not tracking"), field \(filter.magneticState.rawValue), "
                     + "seeds \(filter.seedCount), kept-yaw seeds \(filter.heldYawSeedCount), recoveries \(filter.attitudeRecoveryCount), "
-                    + "new corrections \(filter.yawReseedCount)"
+                    + "new corrections \(filter.yawReseedCount); interference \(replay.model.compass.calibrator.magneticInterference ? "yes" : "no")"
                 if state != filterState {
                     filterState = state
                     Console.printError("qibla-sim replay: \(instant.timeText) s: " + state)

@@ -32,6 +32,7 @@ enum ReplaySetting {
             ("filter.disturbanceFieldFraction", \.compass.attitudeFilter.disturbanceFieldFraction),
             ("filter.disturbanceInclinationDegrees", \.compass.attitudeFilter.disturbanceInclinationDegrees),
             ("filter.fieldPullSeconds", \.compass.attitudeFilter.fieldPullSeconds),
+            ("filter.keepsYawAcrossShortGapSeconds", \.compass.attitudeFilter.keepsYawAcrossShortGapSeconds),
             ("filter.innovationGateSigmas", \.compass.attitudeFilter.innovationGateSigmas),
             ("filter.innovationGateSeconds", \.compass.attitudeFilter.innovationGateSeconds),
             ("filter.restYawDriftDegrees", \.compass.attitudeFilter.restYawDriftDegrees),

@@ -334,6 +334,10 @@ public struct AttitudeFilter: Sendable {
         /// A gap across which the phone did not tilt keeps the yaw from before it (default true;
         /// false: only a field that disagrees with the reference keeps it).
         public var keepsYawAcrossUntiltedGap = true
+        /// A gap at most this long keeps the yaw, tilted or not, when the wake's samples are no
+        /// ground for a seed — the gyroscope's first sample turning or the accelerometer's pushed
+        /// (see `seed`), seconds (default 1.5: three of the rest's reads at 2 Hz; 0 never).
+        public var keepsYawAcrossShortGapSeconds = 1.5
         /// Gyroscope samples farther apart than this are a gap: no integration across it, seconds
         /// (default 0.25: five periods at 20 Hz).
         public var maximumGyroscopeGapSeconds = 0.25
@@ -454,6 +458,7 @@ public struct AttitudeFilter: Sendable {
     private var lastDisturbed = false
     /// The attitude before a gap is worth keeping (false at the start and after `forgetAttitude()`).
     private var previousAttitudeUsable = false
+    private var lastTrackedGyroscopeTime: Double?
     /// The accelerometer low-passed in the gyroscope's frame (device frame, m/s²), the time of its
     /// last sample, and of the last raw sample useful for gravity.
     private var lowPassedAcceleration: Vector3?
@@ -632,7 +637,8 @@ public struct AttitudeFilter: Sendable {
             if span > 0 { lastGyroscopePeriodSeconds = span }
             stateTime = max(t0, time)
         } else {
-            seed(afterGap: true, rate: omega)
+            if let last = lastGyroscopeTime { lastTrackedGyroscopeTime = last }
+            seed(afterGap: true, rate: omega, gapSeconds: lastTrackedGyroscopeTime.map { time - $0 })
             if isSeeded { stateTime = time }
         }
         lastGyroscopeTime = max(time, lastGyroscopeTime ?? time)
@@ -1304,7 +1310,7 @@ public struct AttitudeFilter: Sendable {
 
     /// Seeds the attitude from the latest accelerometer and magnetometer samples (TRIAD, as
     /// `TiltCompensation`), keeping the bias; the attitude covariance from the single samples' noise.
-    private mutating func seed(afterGap: Bool = false, rate: Vector3? = nil) {
+    private mutating func seed(afterGap: Bool = false, rate: Vector3? = nil, gapSeconds: Double? = nil) {
         gateDisagreementRadians = 0; recoveryDisagreementRadians = 0
         wakeDisagreementRadians = 0; wakeRotationRadians = 0; wakeFieldPending = false
         fieldPullRadians = 0; fieldPullTime = nil
@@ -1330,11 +1336,22 @@ public struct AttitudeFilter: Sendable {
         // the rest ended, the filter the rest of its 28° within 0.3 s, and the needle stayed 28°
         // off until the calibration refitted 23 s later (12.7° RMSE; with the yaw kept 5.4°, and
         // 2.9° once a new correction no longer turns a held yaw, `magneticReferenceChanged`).
+        // The yaw is kept, too, after a short gap (``Configuration/keepsYawAcrossShortGapSeconds``)
+        // that ends with the phone already turning or pushed: one accelerometer sample in a hand's
+        // swing tilts the TRIAD's vertical, and the dip leaks that into its yaw (×tan I, 2.5 at
+        // Berlin), while a short rest gave the kept yaw little time to go wrong — the phone was
+        // still until one rest read before the wake. BROAD trial 31 at 118.5 s, a rest of 0.8 s
+        // ended by a turn of 300°/s beside a magnet: the seed was 13–20° off and held so for 11 s
+        // on the gyroscope (4.58° → 2.72° for the trial; no other trial moves). A still, unpushed
+        // wake is a clean TRIAD, as before: a phone put down at another heading during the gap.
         let direction = a.normalized
         let disagrees = !fieldAgreesAgainstAccelerometer(m, acceleration: a)
         let untilted = configuration.keepsYawAcrossUntiltedGap
             && (direction.map { -attitude.rotate($0).z >= cos(Angle.radians(configuration.stillDirectionDegrees)) } ?? false)
-        if afterGap, previousAttitudeUsable, let direction, disagrees || untilted {
+        let turning = ((rate ?? .zero) - gyroscopeBiasRadiansPerSecond).length > configuration.stillRateRadiansPerSecond
+        let pushed = abs(a.length - TiltCompensation.standardGravity) > configuration.stillAccelerationMetresPerSecondSquared
+        let shortGap = gapSeconds.map { $0 >= 0 && $0 <= configuration.keepsYawAcrossShortGapSeconds } ?? false
+        if afterGap, previousAttitudeUsable, let direction, disagrees || untilted || shortGap && (turning || pushed) {
             let up = attitude.rotate(direction)
             let axis = up.cross(Vector3(0, 0, -1))
             let angle = atan2(axis.length, -up.z)  // the sample's vertical from the kept one
@@ -1348,8 +1365,6 @@ public struct AttitudeFilter: Sendable {
             // 45.9 s: a phone lying flat, slid about while it vibrated, was seeded 21° off the
             // vertical from one sample, and the inclination error took 5 s to fall below 8°
             // (4.05° → 2.00° inclination RMSE, 2.29° → 2.18° heading; trial 18: 1.92° → 1.34°).
-            let turning = ((rate ?? .zero) - gyroscopeBiasRadiansPerSecond).length > configuration.stillRateRadiansPerSecond
-            let pushed = abs(a.length - TiltCompensation.standardGravity) > configuration.stillAccelerationMetresPerSecondSquared
             if !turning, pushed {
                 tiltVariance += angle * angle
                 keptTiltSeedCount += 1
@@ -1396,6 +1411,7 @@ public struct AttitudeFilter: Sendable {
         lowPassedAcceleration = nil
         lastUsefulGravityTime = nil
         previousAttitudeUsable = isSeeded || previousAttitudeUsable
+        if let last = lastGyroscopeTime { lastTrackedGyroscopeTime = last }
         isSeeded = false
         stateTime = nil
         lastGyroscopeTime = nil
