@@ -70,7 +70,24 @@ import TestSupport
         #expect((try? FileManager.default.contentsOfDirectory(atPath: tmp.path)) == [], "the replay left files behind")
     }
 
-    /// `qiblad --record` on a simulated phone lying still: the log carries the place, the three
+    /// `replay --offline --verbose` says on stderr, with the log's time, when the calibration in
+    /// use changes — here fixture 30's fits set aside for no correction — and when the attitude
+    /// filter's state does; stdout is the same as without it.
+    @Test func theVerboseOfflineReplaySaysWhatChanged() throws {
+        let log = Self.recordings.appendingPathComponent("30_disturbed_stationary_magnet_C.log").path
+        let sim = product("qibla-sim").path
+        let plain = try run(sim, ["replay", "--offline", log], timeout: 120)
+        let verbose = try run(sim, ["replay", "--offline", "--verbose", log], timeout: 120)
+        #expect(plain.status == 0 && verbose.status == 0, "\(verbose.stderr)")
+        #expect(verbose.stdout == plain.stdout)
+        let lines = verbose.stderr.split(separator: "\n")
+        #expect(lines.contains { $0.contains(" s: calibration calibrated, no correction in place of the ellipsoid fit, hard iron (") },
+                "\(verbose.stderr)")
+        #expect(lines.contains { $0.contains(" s: filter tracking, field holding, seeds ") }, "\(verbose.stderr)")
+        #expect(verbose.stderr.contains("(fits set aside for no correction: 4)"), "\(verbose.stderr)")
+        #expect(!plain.stderr.contains(" s: calibration "))
+    }
+
     /// `replay --offline --setting NAME=VALUE` changes one of the model's settings for an
     /// experiment (BENCHMARKS.md's "tried and left out" figures): another value changes the
     /// output, the default value leaves it as it was, and a bad setting is refused with a message
@@ -97,6 +114,7 @@ import TestSupport
         }
     }
 
+    /// `qiblad --record` on a simulated phone lying still: the log carries the place, the three
     /// sensors with the mount matrices and scales applied (the values the scene wrote, within the
     /// chips' resolution), and replayed offline it gives the scene's heading.
     @Test func recordingAPhoneWritesWhatItsSensorsRead() throws {
