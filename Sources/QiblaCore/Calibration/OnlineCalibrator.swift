@@ -74,7 +74,10 @@ public enum CalibrationHint: String, Sendable, Equatable, CaseIterable {
 ///   compared with the fitted radius and the WMM dip. A mismatch that lasts `contradictionSeconds` (leaky) across
 ///   `contradictionMinimumCells` direction cells — a swapped sensor, a magnet glued into a case —
 ///   discards the fit (→ `collecting`, `calibrationNeeded` again); a shorter or single-direction one
-///   is interference.
+///   is interference. An accepted or refined fit that the lengths cannot tell from no correction
+///   is put in use as no correction when the recent samples, seen through the attitude filter's
+///   attitudes (`add(…attitude:)`, `FieldAttitudeHistory`), point the same way in the world at
+///   least as tightly uncorrected (`alternativeFit` keeps it).
 ///
 /// `calibrationNeeded` is measured, not assumed: true only while collecting when the uncorrected
 /// field has been seen not to match the expected field (debounced by the interference detector) and

@@ -108,7 +108,9 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   rest): the yaw from before the gap is kept, levelled to the accelerometer, and the field held
 ///   off. The yaw is kept too (and the field taken through the gate) when the phone did not tilt
 ///   across the gap: a field that turned under a phone lying flat is a magnet as often as a turn
-///   on a table, and the gyroscope, read again, tells them apart. Time running backwards does the
+///   on a table, and the gyroscope, read again, tells them apart. It is kept as well after a gap
+///   of at most ``Configuration/keepsYawAcrossShortGapSeconds`` that ends with the phone turning
+///   or pushed: one sample of a swing is no ground for a TRIAD. Time running backwards does the
 ///   same. Non-finite input is rejected. When the first field after such a gap disagrees with the
 ///   kept yaw beyond three of its own sigmas, the heading's sigma covers the disagreement until
 ///   the phone has turned a quarter turn under the field (a magnet that came while the phone
