@@ -45,11 +45,18 @@ struct Replay: ParsableCommand {
     var phone: PhoneModel = .pinephone
     @Option(help: "Live: the qiblad executable (default: the qiblad next to qibla-sim).") var qiblad: String?
     @Flag(help: "Live: run qiblad with --verbose. Offline: each change of the calibration in use and of the attitude filter's state (seeded, field tracked or held, re-seeded) to stderr.") var verbose = false
+    @Option(help: ArgumentHelp("Offline: every SECONDS of the log's time, the attitude filter's inner state to stderr (its field state, gyroscope bias, magnetometer lag, yaw and tilt sigmas, the field's learned reference).",
+                               valueName: "SECONDS"))
+    var trace: Double?
 
     func validate() throws {
         guard restSampleRate.isFinite, restSampleRate >= 0 else { throw ValidationError("--rest-sample-rate must be ≥ 0") }
         if (lat == nil) != (lon == nil) { throw ValidationError("--lat and --lon go together") }
         if !settings.isEmpty, !offline { throw ValidationError("--setting changes the offline model: use it with --offline") }
+        if let trace {
+            guard trace.isFinite, trace > 0 else { throw ValidationError("--trace must be a number of seconds > 0") }
+            guard offline else { throw ValidationError("--trace follows the offline model: use it with --offline") }
+        }
         _ = try modelConfiguration()
     }
 
@@ -112,6 +119,21 @@ struct Replay: ParsableCommand {
         return text
     }
 
+    /// One line on the attitude filter's inner state (`--trace`): tracking or not, the field's
+    /// state, the gyroscope bias (°/s, device frame), the magnetometer's lag (ms), the yaw's and
+    /// the tilt's one sigma (degrees), and the field's learned reference (µT, dip in degrees).
+    static func trace(_ filter: AttitudeFilter, at time: Double) -> String {
+        let b = filter.gyroscopeBiasRadiansPerSecond
+        let reference = filter.learnedReference.map {
+            "\(SensorLog.decimal($0.fieldMicrotesla, places: 2)) µT, dip \(SensorLog.decimal($0.inclinationDegrees, places: 2))°"
+        } ?? "none"
+        return "trace: \(filter.isTracking(at: time) ? "tracking" : "not tracking"), field \(filter.magneticState.rawValue), "
+            + "bias (\(SensorLog.decimal(Angle.degrees(b.x), places: 3)), \(SensorLog.decimal(Angle.degrees(b.y), places: 3)), "
+            + "\(SensorLog.decimal(Angle.degrees(b.z), places: 3))) °/s, lag \(SensorLog.decimal(filter.magnetometerLagSeconds * 1000, places: 1)) ms, "
+            + "yaw sigma \(SensorLog.decimal(filter.yawSigmaDegrees, places: 2))°, tilt sigma \(SensorLog.decimal(filter.tiltSigmaDegrees, places: 2))°, "
+            + "reference \(reference)"
+    }
+
     /// The model over every instant; one line per instant after the first heading.
     func replayOffline(_ log: SensorLog, position: GeodeticPosition?, startUnixSeconds: Double,
                        configuration: DaemonModel.Configuration) {
@@ -121,6 +143,7 @@ struct Replay: ParsableCommand {
         var started = false
         var calibrationGeneration = -1
         var filterState = ""
+        var nextTrace = -Double.infinity
         var lines = 0, fusedLines = 0
         var out = ""
         out.reserveCapacity(1 << 16)
@@ -140,6 +163,10 @@ struct Replay: ParsableCommand {
                     filterState = state
                     Console.printError("qibla-sim replay: \(instant.timeText) s: " + state)
                 }
+            }
+            if let trace, instant.timeSeconds >= nextTrace {
+                nextTrace = ((instant.timeSeconds / trace).rounded(.down) + 1) * trace
+                Console.printError("qibla-sim replay: \(instant.timeText) s: " + Self.trace(replay.model.compass.attitudeFilter, at: instant.timeSeconds))
             }
             if !started, !o.magneticHeadingDegrees.isFinite { continue }
             started = true

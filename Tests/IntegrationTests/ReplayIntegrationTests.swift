@@ -88,6 +88,33 @@ import TestSupport
         #expect(!plain.stderr.contains(" s: calibration "))
     }
 
+    /// `replay --offline --trace SECONDS` prints the attitude filter's inner state to stderr every
+    /// SECONDS of the log's time (how this session found trial 36's learned reference and trial
+    /// 35's tilt); stdout is the same as without it.
+    @Test func theTraceFollowsTheFilterEverySoManySecondsOfTheLog() throws {
+        let path = Self.recordings.appendingPathComponent("30_disturbed_stationary_magnet_C.log").path
+        let sim = product("qibla-sim").path
+        let plain = try run(sim, ["replay", "--offline", path], timeout: 120)
+        let traced = try run(sim, ["replay", "--offline", "--trace", "10", path], timeout: 120)
+        #expect(plain.status == 0 && traced.status == 0, "\(traced.stderr)")
+        #expect(traced.stdout == plain.stdout)
+        // The log's last instant, from its last line: one trace at 0 s and one every 10 s after.
+        let last = plain.stdout.split(separator: "\n").last.flatMap { $0.split(separator: " ").first }.flatMap { Double($0) } ?? 0
+        #expect(last > 60, "\(last)")
+        let traces = traced.stderr.split(separator: "\n").filter { $0.contains(" s: trace: ") }
+        #expect(traces.count == Int(last / 10) + 1, "\(traces.count) traces over \(last) s")
+        #expect(traces.first?.hasPrefix("qibla-sim replay: 0.000000 s: trace: ") == true, "\(traces.first ?? "")")
+        // The magnet beside the phone: the filter holds the field at some trace, with its yaw's
+        // sigma grown, and the learned reference is the lab's field (BROAD's lab: 43–45 µT).
+        #expect(traces.contains { $0.contains("trace: tracking, field holding, bias (") }, "\(traced.stderr)")
+        let references = traces.compactMap { line -> Double? in
+            guard let range = line.range(of: "reference ") else { return nil }
+            return Double(line[range.upperBound...].prefix { $0 != " " })
+        }
+        #expect(!references.isEmpty && references.allSatisfy { (40...48).contains($0) }, "\(references)")
+        #expect(!plain.stderr.contains(" s: trace: "))
+    }
+
     /// `replay --offline --setting NAME=VALUE` changes one of the model's settings for an
     /// experiment (BENCHMARKS.md's "tried and left out" figures): another value changes the
     /// output, the default value leaves it as it was, and a bad setting is refused with a message
@@ -107,7 +134,9 @@ import TestSupport
         for (arguments, message) in [(["--offline", "--setting", "filter.nope=1"], "no setting \"filter.nope\"; known: filter."),
                                      (["--offline", "--setting", "filter.fieldPullSeconds=-1"], "is not a finite number ≥ 0"),
                                      (["--offline", "--setting", "filter.fieldPullSeconds"], "expected NAME=VALUE"),
-                                     (["--setting", "filter.fieldPullSeconds=1"], "use it with --offline")] {
+                                     (["--setting", "filter.fieldPullSeconds=1"], "use it with --offline"),
+                                     (["--offline", "--trace", "0"], "--trace must be a number of seconds > 0"),
+                                     (["--trace", "1"], "--trace follows the offline model")] {
             let r = try run(sim, ["replay", log] + arguments)
             #expect(r.status == 64 && r.stderr.contains(message), "\(arguments): \(r.status) \(r.stderr)")
             #expect(r.stdout.isEmpty)

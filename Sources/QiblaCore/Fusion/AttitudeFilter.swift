@@ -536,6 +536,19 @@ public struct AttitudeFilter: Sendable {
         Angle.degrees(max(0, ptt.row0.x + ptt.row1.y).squareRoot())
     }
 
+    /// One-sigma uncertainty of the yaw (about the world's vertical axis of P), degrees.
+    public var yawSigmaDegrees: Double {
+        Angle.degrees(max(0, ptt.row2.z).squareRoot())
+    }
+
+    /// The reference the field is compared with (``addMagneticField(_:time:expected:disturbed:correctionSigmaDegrees:comparesField:learnsBias:)``
+    /// without an expected field): the learned strength, µT, and dip, degrees; nil before the first
+    /// sample and after a new correction until its first sample.
+    public var learnedReference: (fieldMicrotesla: Double, inclinationDegrees: Double)? {
+        guard let learnedField, let learnedInclination else { return nil }
+        return (learnedField, learnedInclination)
+    }
+
     /// One-sigma uncertainty of the bias, rad/s (RMS over the three axes).
     public var gyroscopeBiasSigmaRadiansPerSecond: Double {
         max(0, (pbb.row0.x + pbb.row1.y + pbb.row2.z) / 3).squareRoot()
