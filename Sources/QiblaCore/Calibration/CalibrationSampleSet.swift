@@ -49,7 +49,7 @@ public struct CalibrationSampleSet: Sendable {
         /// Azimuth sectors per band (default 16; 160 cells in all, each ≈ 0.079 sr, about 16°
         /// across: a hand's motion within ±45° of tilt at a dip of 73° still reaches some 40 of them).
         public var sectorCount: Int
-        /// Samples kept per cell (default 3: 480 samples in all).
+        /// Samples kept per cell (default 8: 1280 samples in all).
         public var samplesPerCell: Int
         /// A sample within this distance of its cell's newest replaces it, microtesla (default 2 µT,
         /// about 4× a typical phone magnetometer's noise of 0.3–0.5 µT).
