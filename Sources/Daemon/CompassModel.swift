@@ -280,18 +280,24 @@ public struct CompassModel: Sendable {
 
     /// A magnetometer reading, or (`meanOfSamples` > 1) the mean of a still stretch's readings.
     private mutating func addMagneticField(_ vector: Vector3, time: Double, meanOfSamples: Int, expectedField: MagneticField?) {
-        // The filter's vertical, when it tracks, is better than one accelerometer sample —
-        // unless they disagree beyond the filter's tilt-recovery angle: then the filter may be
-        // the one that is wrong (a motion its gyroscope missed, until its recovery rule acts),
-        // and a wrong vertical would teach the calibrator a wrong dip.
+        // The filter's vertical, when it tracks, is better than one accelerometer sample. When
+        // the two disagree beyond the filter's tilt-recovery angle, neither is trusted: the filter may be
+        // the one that is wrong (a motion its gyroscope missed, until its recovery rule acts), but
+        // in a fast motion it is the accelerometer, pushed by the hand, and the dip through it is
+        // anything (BROAD trial 31 at 300–480 °/s: 14–87° against the lab's 69°, the field
+        // flagged as interference for 10–20 s at a time while it was clean). Without a vertical
+        // the calibrator skips the dip and stores the sample without a down direction. The
+        // correction's heading sigma is still taken at the filter's attitude: the one the heading
+        // is published from.
         let fused = attitudeFilter.isTracking(at: time)
-        let up = attitudeFilter.upDirection
         let agreeing = latestAcceleration.flatMap(\.normalized).map {
-            $0.dot(up) >= cos(Angle.radians(attitudeFilter.configuration.tiltRecoveryDegrees))
+            $0.dot(attitudeFilter.upDirection) >= cos(Angle.radians(attitudeFilter.configuration.tiltRecoveryDegrees))
         } ?? true
-        let vertical = fused && agreeing ? up * TiltCompensation.standardGravity : latestAcceleration
+        let vertical = fused
+            ? attitudeFilter.upDirection * TiltCompensation.standardGravity
+            : latestAcceleration
         latestRawField = vector
-        calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: vertical, time: time,
+        calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: fused && !agreeing ? nil : vertical, time: time,
                        attitude: fused ? attitudeFilter.attitude : nil)
         applyCalibrationIfChanged(vertical: vertical)
         let correctionSigma = correctionSigmaDegrees(raw: vector, vertical: vertical)

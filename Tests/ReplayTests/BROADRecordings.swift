@@ -14,7 +14,7 @@ struct BROADRecording {
         ?? URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().appendingPathComponent("Recordings/BROAD")
 
     static let names = ["09_undisturbed_fast_rotation_with_breaks_B", "21_undisturbed_fast_combined",
-                        "30_disturbed_stationary_magnet_C"]
+                        "30_disturbed_stationary_magnet_C", "36_disturbed_attached_magnet_5cm"]
 
     struct Truth {
         /// Device → ENU (magnetic north); nil where the optical system lost the body.
@@ -71,6 +71,10 @@ struct BROADRecording {
         var worstConfidentDegrees = 0.0
         /// Fits set aside for no correction (`MagnetometerCalibrator.fitsSetAsideCount`).
         var fitsSetAside = 0
+        /// Fits discarded for a changed field (`MagnetometerCalibrator.fitsDiscardedForAChangedFieldCount`).
+        var fitsDiscardedForAChangedField = 0
+        /// The hard iron of the fit in use at the end, µT (nil without a fit).
+        var finalHardIronMicrotesla: Vector3?
 
         var description: String {
             String(format: "heading RMSE %.2f°, inclination RMSE %.2f° (%d of %d motion instants); HeadingError: %.0f %% within 1×, %.1f %% within 3×, %d confidently wrong (worst %.1f°)",
@@ -126,6 +130,8 @@ struct BROADRecording {
             score.inclinationRMSE = (inclinationSquares / Double(score.scored)).squareRoot()
         }
         score.fitsSetAside = replay.model.compass.calibrator.fitsSetAsideCount
+        score.fitsDiscardedForAChangedField = replay.model.compass.calibrator.fitsDiscardedForAChangedFieldCount
+        score.finalHardIronMicrotesla = replay.model.compass.calibrator.fit?.hardIronOffsetMicrotesla
         if honest > 0 { score.withinOne = Double(one) / Double(honest); score.withinThree = Double(three) / Double(honest) }
         return score
     }

@@ -37,16 +37,43 @@ import Testing
 /// same way in the world more tightly (`FieldAttitudeHistory`), so they are set aside.
 @Suite struct BROADFalseFitTests {
     @Test func theFitsLearnedBesideTheMagnetAreSetAside() throws {
-        let recording = try BROADRecording("30_disturbed_stationary_magnet_C")
-        let score = try recording.replay()
-        var configuration = DaemonModel.Configuration()
-        configuration.compass.calibrator.comparesCorrectionsInTheWorld = false
-        let kept = try recording.replay(configuration: configuration)
+        let (score, kept) = try BROADRecording("30_disturbed_stationary_magnet_C").replayWithAndWithoutTheWorld()
         print("BROAD 30, fits compared in the world: \(score); kept: \(kept)")
         #expect(score.fitsSetAside >= 1 && kept.fitsSetAside == 0)
         // At 451656c (every fit kept) this fixture stood at 5.15°; with the fits set aside 3.58°.
-        #expect(score.headingRMSE <= 0.8 * kept.headingRMSE, "\(score) against \(kept)")
+        // Since the calibrator is given no vertical while the filter and the accelerometer
+        // disagree (thirteenth session), fewer false fits are learned at all: 2.36° kept, 2.06°
+        // set aside.
+        #expect(score.headingRMSE <= 0.9 * kept.headingRMSE, "\(score) against \(kept)")
         #expect(score.withinThree >= 0.97 && score.confidentlyWrong == 0, "\(score)")
+    }
+}
+
+/// Trial 36: a magnet attached 5 cm from the sensor while the phone rests (at 36.8 s), taken off
+/// again (at about 98 s) while it moves. Its fit learned with the magnet (5.4 µT of hard iron) is
+/// too close to the Earth's field for the interference tolerances; once the magnet is off, a new
+/// estimate disagrees with it, and the field points steadier in the world through the new one: the
+/// fit is discarded and the calibration learned again. BROAD's magnetometer needs no correction.
+@Suite struct BROADChangedFieldTests {
+    @Test func theMagnetTakenOffDiscardsTheFitLearnedWithIt() throws {
+        let (score, kept) = try BROADRecording("36_disturbed_attached_magnet_5cm").replayWithAndWithoutTheWorld()
+        print("BROAD 36: \(score), final hard iron \(score.finalHardIronMicrotesla.map { "\($0)" } ?? "none"); "
+              + "without the comparison in the world: \(kept), final hard iron \(kept.finalHardIronMicrotesla.map { "\($0)" } ?? "none")")
+        #expect(score.fitsDiscardedForAChangedField >= 1 && kept.fitsDiscardedForAChangedField == 0)
+        let final = try #require(score.finalHardIronMicrotesla)
+        #expect(final.length < 2, "the magnet's hard iron is gone: \(final)")
+        #expect(score.headingRMSE < kept.headingRMSE, "\(score) against \(kept)")
+        #expect(score.withinThree >= 0.97 && score.confidentlyWrong == 0, "\(score)")
+    }
+}
+
+extension BROADRecording {
+    /// The replay as the daemon runs it, and one whose calibrator compares no corrections in the
+    /// world (`MagnetometerCalibrator.Configuration.comparesCorrectionsInTheWorld` false).
+    func replayWithAndWithoutTheWorld() throws -> (Score, Score) {
+        var configuration = DaemonModel.Configuration()
+        configuration.compass.calibrator.comparesCorrectionsInTheWorld = false
+        return (try replay(), try replay(configuration: configuration))
     }
 }
 

@@ -4,10 +4,11 @@
 
     scripts/broad/make_fixtures.py
 
-Three trials, every 6th sample (≈ 48 Hz, the daemon's rate with a gyroscope), cut from the
-trial's first sample to 80 s after the start of its first motion phase: the rest before the
-motion stays in (calibration and rest detection need it; the errors are scored over the motion
-phases only). For each: NAME.log, NAME.truth, and in reference.json VQF's figures on exactly that
+Four trials, every 6th sample (≈ 48 Hz, the daemon's rate with a gyroscope), cut from the
+trial's first sample to 80 s after the start of its first motion phase (trial 36: 95 s, so that
+the magnet is attached, taken off, and the calibration refitted for the changed field): the rest
+before the motion stays in (calibration and rest detection need it; the errors are scored over
+the motion phases only). For each: NAME.log, NAME.truth, and in reference.json VQF's figures on exactly that
 fixture (online vqf.VQF 2.1.2, default parameters, evaluate.py's metrics) so the Swift tests
 compare with VQF without Python. metric-vectors.csv holds test vectors of the error metric
 itself (random attitude pairs and evaluate.py's values), for the Swift reimplementation.
@@ -34,6 +35,8 @@ FIXTURES = [
     ("09_undisturbed_fast_rotation_with_breaks_B", "undisturbed, rotation-rich: fast rotations with breaks"),
     ("21_undisturbed_fast_combined", "undisturbed, fast combined rotation and translation"),
     ("30_disturbed_stationary_magnet_C", "magnetically disturbed: a magnet in a fixed place, motion with breaks"),
+    ("36_disturbed_attached_magnet_5cm", "magnetically disturbed: a magnet attached 5 cm from the sensor while "
+     "the phone rests, then taken off", 95.0),
 ]
 
 
@@ -74,11 +77,11 @@ def main() -> None:
         "decimation": DECIMATION,
         "trials": {},
     }
-    for name, what in FIXTURES:
+    for name, what, *seconds in FIXTURES:
         d = bl.load_trial(name)
         fs = d["sampling_rate"]
         first_motion = np.flatnonzero(d["movement"])[0] / fs
-        duration = first_motion + MOTION_SECONDS
+        duration = first_motion + (seconds[0] if seconds else MOTION_SECONDS)
         log, truth = convert(name, DECIMATION, OUT_DIR / f"{name}.log", start=0.0, duration=duration)
         vqf_out = bl.CACHE_DIR / "fixtures" / f"{name}.vqf.out"
         vqf_out.parent.mkdir(parents=True, exist_ok=True)
