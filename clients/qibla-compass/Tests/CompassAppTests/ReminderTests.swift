@@ -73,9 +73,9 @@ func voluntarySwitches(pid: Int32) -> Int {
     }
 
     /// `qiblactl remind` against a real qiblad and python-dbusmock's notification server on the
-    /// test's bus. The clock is the real one; the place moves instead: starting on the equator, the
-    /// longitude is shifted by the time still to wait (15° an hour, the sun's pace) until qiblad's
-    /// next Qibla-sun time there is 40–100 s away. Then the notification arrives at that time (the
+    /// test's bus. The clock is the real one; the place moves instead: a longitude on the equator
+    /// (or, at the hours when there is none, 10°, 20° or 30° north or south of it) where qiblad's
+    /// next Qibla-sun time is 40–100 s away. Then the notification arrives at that time (the
     /// server's log stamps it; not before, at most 2 s after), says what to do, comes once, and
     /// the reminder's threads do not wake between its start and the time.
     @Test func theReminderComesAtTheTimeAndSleepsUntilThen() throws {
@@ -83,42 +83,48 @@ func voluntarySwitches(pid: Int32) -> Int {
         let rig = try AppRig(display: display)
         try rig.startDaemon(location: "0,0")
         let now = { UInt64(Date().timeIntervalSince1970 * 1e6) }
-        // Where on the equator the sun, a minute from now, stands in the Qibla or opposite it:
+        // Where the sun, a minute from now, stands in the Qibla or opposite it:
         // a root of (sun's azimuth − Qibla bearing) over longitude, found by a scan and bisection
         // (QiblaCore's solar position and great-circle bearing; qiblad's calculator then decides).
         let instant = Double(now()) / 1e6 + 60
         let kaaba = try GeodeticPosition(latitudeDegrees: 21.4225241, longitudeDegrees: 39.8261818)
-        func misalignment(_ longitude: Double, shadow: Bool) -> Double? {
-            guard let here = try? GeodeticPosition(latitudeDegrees: 0, longitudeDegrees: longitude),
+        func misalignment(_ longitude: Double, latitude: Double, shadow: Bool) -> Double? {
+            guard let here = try? GeodeticPosition(latitudeDegrees: latitude, longitudeDegrees: longitude),
                   let sun = SolarPositionAlgorithm.position(at: instant, for: here), sun.elevationDegrees >= 10,
                   let qibla = GreatCircle.initialBearingDegrees(from: here, to: kaaba) else { return nil }
             let d = (sun.azimuthDegrees - qibla - (shadow ? 180 : 0) + 540).truncatingRemainder(dividingBy: 360) - 180
             return d
         }
-        var found: Double?
-        search: for shadow in [false, true] {
-            var west = -180.0
-            while west < 180 {
-                let east = west + 0.5
-                if let a = misalignment(west, shadow: shadow), let b = misalignment(east, shadow: shadow), a * b <= 0, abs(a - b) < 20 {
-                    var (lo, hi, fLo) = (west, east, a)
-                    for _ in 0..<50 {
-                        let mid = (lo + hi) / 2
-                        guard let f = misalignment(mid, shadow: shadow) else { break }
-                        if f * fLo <= 0 { hi = mid } else { lo = mid; fLo = f }
+        // At some hours the sun lines up with the Qibla nowhere on the equator (high enough, in a
+        // minute): then 10°, 20° or 30° north or south of it.
+        var found: (latitude: Double, longitude: Double)?
+        search: for latitude in [0.0, 10, -10, 20, -20, 30, -30] {
+            for shadow in [false, true] {
+                var west = -180.0
+                while west < 180 {
+                    let east = west + 0.5
+                    if let a = misalignment(west, latitude: latitude, shadow: shadow),
+                       let b = misalignment(east, latitude: latitude, shadow: shadow), a * b <= 0, abs(a - b) < 20 {
+                        var (lo, hi, fLo) = (west, east, a)
+                        for _ in 0..<50 {
+                            let mid = (lo + hi) / 2
+                            guard let f = misalignment(mid, latitude: latitude, shadow: shadow) else { break }
+                            if f * fLo <= 0 { hi = mid } else { lo = mid; fLo = f }
+                        }
+                        found = (latitude, (lo + hi) / 2)
+                        break search
                     }
-                    found = (lo + hi) / 2
-                    break search
+                    west = east
                 }
-                west = east
             }
         }
-        let place = try #require(found, "no longitude on the equator where the sun lines up with the Qibla in a minute")
-        let calculated = try nextQiblaSunTime(rig, latitude: 0, longitude: place, after: now() + 30_000_000) ?? 0
-        let longitude = place
-        try #require(calculated > now() + 30_000_000 && calculated < now() + 110_000_000, "no Qibla-sun time found within two minutes (longitude \(longitude))")
+        let place = try #require(found, "no place within 30° of the equator where the sun lines up with the Qibla in a minute")
+        let (latitude, longitude) = place
+        let calculated = try nextQiblaSunTime(rig, latitude: latitude, longitude: longitude, after: now() + 30_000_000) ?? 0
+        try #require(calculated > now() + 30_000_000 && calculated < now() + 110_000_000,
+                     "no Qibla-sun time found within two minutes (latitude \(latitude), longitude \(longitude))")
         let set = try rig.bus.busctl(["--", "call", "io.github.qiblad.Qibla1", "/io/github/qiblad/Qibla1", "io.github.qiblad.Qibla1",
-                                      "SetManualLocation", "dd", "0", "\(longitude)"])
+                                      "SetManualLocation", "dd", "\(latitude)", "\(longitude)"])
         #expect(set.status == 0, "\(set.stderr)")
         // The published time (searched from qiblad's own now) agrees with the calculator's within a second.
         var due: UInt64 = 0
@@ -152,7 +158,7 @@ func voluntarySwitches(pid: Int32) -> Int {
         let line = try #require(lines.first)
         let stamp = try #require(Double(line.split(separator: " ").first ?? ""), "\(line)")
         let lateness = stamp - Double(due) / 1e6
-        print("Qibla-sun time (\(kind)) at longitude \(longitude): notified \(lateness) s after it; voluntary context switches between: \(switchesBeforeTheTime - switchesAtRest) over \(restSeconds) s")
+        print("Qibla-sun time (\(kind)) at latitude \(latitude), longitude \(longitude): notified \(lateness) s after it; voluntary context switches between: \(switchesBeforeTheTime - switchesAtRest) over \(restSeconds) s")
         #expect(lateness >= 0 && lateness <= 2, "notified \(lateness) s after the time")
         #expect(line.contains(kind == "sun" ? "Face the sun now" : "Your shadow points to the Qibla now"), "\(line)")
         #expect(switchesBeforeTheTime - switchesAtRest == 0, "the reminder woke \(switchesBeforeTheTime - switchesAtRest) times while waiting")
