@@ -50,6 +50,8 @@ enum ReplaySetting {
             ("calibrator.confirmationSeconds", \.compass.calibrator.confirmationSeconds),
             ("calibrator.contradictionSeconds", \.compass.calibrator.contradictionSeconds),
             ("calibrator.contradictionMagnitudeSpreadFraction", \.compass.calibrator.contradictionMagnitudeSpreadFraction),
+            ("calibrator.changedFieldVarianceRatio", \.compass.calibrator.changedFieldVarianceRatio),
+            ("calibrator.changedFieldMinimumDisagreementDegrees", \.compass.calibrator.changedFieldMinimumDisagreementDegrees),
             ("interference.fieldToleranceFraction", \.compass.calibrator.interference.fieldToleranceFraction),
             ("interference.inclinationToleranceDegrees", \.compass.calibrator.interference.inclinationToleranceDegrees),
         ]

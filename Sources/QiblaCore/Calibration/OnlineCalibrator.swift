@@ -124,6 +124,15 @@ public struct MagnetometerCalibrator: Sendable {
         public var comparesCorrectionsInTheWorld: Bool = true
         /// The window of samples and attitudes for that comparison.
         public var fieldAttitudeHistory = FieldAttitudeHistory.Configuration()
+        /// A disagreeing refinement discards the fit only when its circular variance in the world
+        /// is at most this fraction of the fit's (default 0.9: about one standard error of a
+        /// variance from the history's 200 samples, √(2/200), less)…
+        public var changedFieldVarianceRatio: Double = 0.9
+        /// …and the two disagree by more than this, degrees (default 5: a change that matters to
+        /// the needle; a magnet's few µT turn the heading by up to |Δb|/H, 19° for BROAD trial
+        /// 36's 5.5 µT at Berlin, while the near-ties of a 1 µT false fit and no correction stay
+        /// below it).
+        public var changedFieldMinimumDisagreementDegrees: Double = 5
         public var provisionalMaximumFlatHeadingSigmaDegrees: Double
         /// The raw field must move this far from the last motion anchor for the interval to count
         /// as motion, microtesla (default 3: several times the noise, so a still phone adds none).
@@ -686,18 +695,18 @@ public struct MagnetometerCalibrator: Sendable {
     /// Whether the recent samples, seen through the filter's attitudes (`FieldAttitudeHistory`),
     /// point the same way in the world more tightly corrected by `candidate` than by `current`
     /// (false when the history cannot judge: too few samples, or the phone did not turn): their
-    /// circular variance, −2·ln R̄ (Mardia & Jupp, "Directional Statistics", 2000, §2.3.4), at
-    /// least 10 % less — about one standard error of a variance from the history's 200 samples,
-    /// √(2/200). BROAD: trial 36's magnet taken off, 6.7° → 5.8° at 48 Hz and 5.1° → 4.8° at
-    /// 286 Hz (circular standard deviations, the fit in use → the new estimate); a 1 µT false hard
-    /// iron in the undisturbed trial 21, 7.1° → 6.9°, is not taken (20 % less kept trial 36's
-    /// magnet at 286 Hz until 128 s). Near-ties still pass it now and then (trials 03, 05 and 21),
-    /// which the 5° the caller asks of the disagreement keeps out.
+    /// circular variance, −2·ln R̄ (Mardia & Jupp, "Directional Statistics", 2000, §2.3.4), at most
+    /// ``Configuration/changedFieldVarianceRatio`` of the current's. BROAD: trial 36's magnet taken
+    /// off, 6.7° → 5.8° at 48 Hz and 5.1° → 4.8° at 286 Hz (circular standard deviations, the fit
+    /// in use → the new estimate); a 1 µT false hard iron in the undisturbed trial 21, 7.1° → 6.9°,
+    /// is not taken (a ratio of 0.8 kept trial 36's magnet at 286 Hz until 128 s). Near-ties still
+    /// pass it now and then (trials 03, 05 and 21), which
+    /// ``Configuration/changedFieldMinimumDisagreementDegrees`` keeps out.
     private func pointsSteadierInTheWorld(_ candidate: CalibrationFit, than current: CalibrationFit) -> Bool {
         guard configuration.comparesCorrectionsInTheWorld,
               let new = history.meanResultantLength(of: candidate.calibration),
               let old = history.meanResultantLength(of: current.calibration), new > 0, old > 0 else { return false }
-        return -2 * log(new) <= 0.9 * (-2 * log(old))
+        return -2 * log(new) <= configuration.changedFieldVarianceRatio * (-2 * log(old))
     }
 
     /// The heading difference, degrees, between this raw sample corrected by the fit in use and
@@ -799,13 +808,12 @@ public struct MagnetometerCalibrator: Sendable {
                                                                 tiltDegrees: acceptance.acceptanceTiltDegrees,
                                                                 inclinationDegrees: result.inclinationDegrees)
         let allowed = 3 * (worst * worst + currentWorst * currentWorst).squareRoot()
-        if disagreement > max(allowed, 5), pointsSteadierInTheWorld(result.fit, than: current) {
+        if disagreement > max(allowed, configuration.changedFieldMinimumDisagreementDegrees),
+           pointsSteadierInTheWorld(result.fit, than: current) {
             // The phone's own field changed (a magnet put into or taken out of its case): the new
-            // estimate disagrees with the fit in use, beyond both their sigmas and by more than 5°
-            // (a change that matters to the needle: a magnet's few µT turn the heading by up to
-            // |Δb|/H, 19° for trial 36's 5.5 µT at Berlin; the near-ties of a 1 µT false fit and no
-            // correction stay below it), and the recent field, seen through the
-            // filter's attitudes, stays put in the world better through it. The fit in use is
+            // estimate disagrees with the fit in use, beyond both their sigmas and by a change that
+            // matters to the needle, and the recent field, seen through the filter's attitudes,
+            // stays put in the world better through it. The fit in use is
             // contradicted, and so are the stored samples from before the change, which the new
             // estimate still mixes in (BROAD trial 36: a refit kept 3.6 of the magnet's 5.4 µT):
             // both are discarded, and the calibration starts again from the samples to come.
