@@ -157,7 +157,7 @@ struct Replay: ParsableCommand {
             if verbose {
                 let filter = replay.model.compass.attitudeFilter
                 let state = "filter \(filter.isTracking(at: instant.timeSeconds) ? "tracking" : "not tracking"), field \(filter.magneticState.rawValue), "
-                    + "seeds \(filter.seedCount), kept-yaw seeds \(filter.heldYawSeedCount), recoveries \(filter.attitudeRecoveryCount), "
+                    + "seeds \(filter.seedCount), kept-yaw seeds \(filter.heldYawSeedCount), wake roll-backs \(filter.wakeRollbackCount), recoveries \(filter.attitudeRecoveryCount), "
                     + "new corrections \(filter.yawReseedCount); interference \(replay.model.compass.calibrator.magneticInterference ? "yes" : "no")"
                 if state != filterState {
                     filterState = state

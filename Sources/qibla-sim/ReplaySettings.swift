@@ -36,6 +36,8 @@ enum ReplaySetting {
             ("filter.innovationGateSigmas", \.compass.attitudeFilter.innovationGateSigmas),
             ("filter.innovationGateSeconds", \.compass.attitudeFilter.innovationGateSeconds),
             ("filter.restYawDriftDegrees", \.compass.attitudeFilter.restYawDriftDegrees),
+            ("filter.wakeRollbackSeconds", \.compass.attitudeFilter.wakeRollbackSeconds),
+            ("filter.wakeRollbackMaximumTurnDegrees", \.compass.attitudeFilter.wakeRollbackMaximumTurnDegrees),
             ("filter.recoveryDisagreementSeconds", \.compass.attitudeFilter.recoveryDisagreementSeconds),
             ("filter.recoveryNoiseFactor", \.compass.attitudeFilter.recoveryNoiseFactor),
             ("filter.recoverySeconds", \.compass.attitudeFilter.recoverySeconds),

@@ -340,6 +340,19 @@ public struct AttitudeFilter: Sendable {
         /// ground for a seed — the gyroscope's first sample turning or the accelerometer's pushed
         /// (see `seed`), seconds (default 1.5: three of the rest's reads at 2 Hz; 0 never).
         public var keepsYawAcrossShortGapSeconds = 1.5
+        /// After a gap that kept the yaw, the field's yaw corrections since the wake are undone
+        /// when the field is held off within this many seconds of it, and the reference it is
+        /// compared with goes back to the one of before the gap, seconds (default 2; 0 never): a
+        /// magnet that ends the rest turns the field before it changes its strength or dip (BROAD
+        /// trial 36 at 36.5–37 s, 5 cm: 15° turned at 44.5 µT, then 48–50 µT), and the samples
+        /// taken meanwhile had pulled the kept yaw 10°, held so on the gyroscope until the fit at
+        /// 63 s (4.18° → 3.73° for the trial; 286 Hz: trial 35 6.04° → 2.12°, 30 2.88° → 3.12°).
+        public var wakeRollbackSeconds = 2.0
+        /// …when the phone has turned less than this since the wake, degrees (default 10): a
+        /// still phone's field has no reason to change, while in a motion a hold is as often the
+        /// tilt's error through the dip, after the field rightly corrected a kept yaw gone wrong
+        /// during the rest (BROAD trial 08 at 109–110 s: 7° → 3° undone, 4.12° → 4.75°).
+        public var wakeRollbackMaximumTurnDegrees = 10.0
         /// Gyroscope samples farther apart than this are a gap: no integration across it, seconds
         /// (default 0.25: five periods at 20 Hz).
         public var maximumGyroscopeGapSeconds = 0.25
@@ -386,6 +399,8 @@ public struct AttitudeFilter: Sendable {
     public private(set) var attitudeRecoveryCount = 0
     /// Number of re-seeds after a gap that kept the yaw from before it (the field disagreed).
     public private(set) var heldYawSeedCount = 0
+    /// Wakes whose field corrections were undone by a hold soon after (``Configuration/wakeRollbackSeconds``).
+    public private(set) var wakeRollbackCount = 0
     /// …of which kept the tilt from before the gap too: a still gyroscope and a pushed
     /// accelerometer (see `seed`).
     public private(set) var keptTiltSeedCount = 0
@@ -498,6 +513,14 @@ public struct AttitudeFilter: Sendable {
     private var wakeDisagreementRadians = 0.0
     private var wakeRotationRadians = 0.0
     private var wakeFieldPending = false
+    /// Until when (seconds) a hold undoes the field's yaw corrections since a wake that kept the
+    /// yaw (``Configuration/wakeRollbackSeconds``), their sum (radians, world vertical), and the
+    /// wake's yaw variance and learned reference.
+    private var wakeRollbackUntil: Double?
+    private var wakeYawCorrectionRadians = 0.0
+    private var wakeRollbackTurnRadians = 0.0
+    private var wakeYawVariance = 0.0
+    private var wakeReference: (field: Double?, inclination: Double?)
     /// The yaw the magnetometer's updates turned the attitude by lately, radians: the leaky sum
     /// (time constant ``Configuration/fieldPullSeconds``, frozen while the field is held off) of
     /// each update's yaw correction K·r weighted by (1 − K), so the first samples after a seed or
@@ -591,6 +614,7 @@ public struct AttitudeFilter: Sendable {
         disagreementStart = nil
         gateRejectionStart = nil
         wakeDisagreementRadians = 0; wakeFieldPending = false
+        wakeRollbackUntil = nil
         let sigma = Angle.radians(yawSigmaDegrees.isFinite ? max(0, yawSigmaDegrees) : 0)
         // A held yaw rests on the gyroscope since the hold began, not on the old correction's
         // field: turning it by what the corrections make of today's sample would move a right yaw
@@ -653,7 +677,7 @@ public struct AttitudeFilter: Sendable {
             stateTime = max(t0, time)
         } else {
             if let last = lastGyroscopeTime { lastTrackedGyroscopeTime = last }
-            seed(afterGap: true, rate: omega, gapSeconds: lastTrackedGyroscopeTime.map { time - $0 })
+            seed(afterGap: true, rate: omega, gapSeconds: lastTrackedGyroscopeTime.map { time - $0 }, time: time)
             if isSeeded { stateTime = time }
         }
         lastGyroscopeTime = max(time, lastGyroscopeTime ?? time)
@@ -901,6 +925,7 @@ public struct AttitudeFilter: Sendable {
             // unless it lasts (then the gyroscope drifted: widen the yaw and take it).
             let start = gateRejectionStart ?? time
             guard time - start >= configuration.innovationGateSeconds else {
+                rollBackWakeIfHeld(at: time)
                 magneticState = .holding
                 recoveryStart = nil
                 agreementStart = nil
@@ -940,6 +965,9 @@ public struct AttitudeFilter: Sendable {
         lastFieldUpdateTime = time
         let gain = update(innovation: innovation, attitudeRow: row, noise: noise * correlatedNoiseFactor(interval: sinceLastUpdate),
                           tilt: false, yaw: true, bias: learnsBias)
+        if let until = wakeRollbackUntil {
+            if time <= until { wakeYawCorrectionRadians += gain.z * innovation } else { wakeRollbackUntil = nil }
+        }
         traceRecoveryDisagreement(abs((1 - gain.z) * innovation), interval: max(0, sinceLastUpdate ?? 0), ordinaryNoise: ordinaryNoise)
         addFieldPull(gain.z * (1 - min(1, max(0, gain.z))) * innovation, time: time)
         updateAxis()
@@ -1121,6 +1149,7 @@ public struct AttitudeFilter: Sendable {
         guard dt > 0 else { return }
         let omega = rate - gyroscopeBiasRadiansPerSecond
         if magneticState == .holding { heldRotationRadians += omega.length * dt }
+        if wakeRollbackUntil != nil { wakeRollbackTurnRadians += omega.length * dt }
         if wakeDisagreementRadians > 0 {
             wakeRotationRadians += omega.length * dt
             if wakeRotationRadians >= Double.pi / 2 { wakeDisagreementRadians = 0 }
@@ -1317,16 +1346,39 @@ public struct AttitudeFilter: Sendable {
     }
 
     private mutating func hold(at time: Double) {
+        rollBackWakeIfHeld(at: time)
         if magneticState != .holding || disagreementStart == nil { disagreementStart = time; heldRotationRadians = 0 }
         magneticState = .holding
         recoveryStart = nil
         gateRejectionStart = nil
     }
 
+    /// A field held off soon after a wake that kept the yaw (``Configuration/wakeRollbackSeconds``):
+    /// the samples taken since the wake were most likely the same disturbance before it crossed a
+    /// threshold, so their yaw corrections are undone, the yaw's variance is no smaller than at the
+    /// wake, and the reference is the one of before the gap (its clock counted the rest, so the
+    /// wake's first sample had become it).
+    private mutating func rollBackWakeIfHeld(at time: Double) {
+        guard magneticState != .holding, let until = wakeRollbackUntil else { return }
+        wakeRollbackUntil = nil
+        guard time <= until, wakeRollbackTurnRadians < Angle.radians(configuration.wakeRollbackMaximumTurnDegrees) else { return }
+        if wakeYawCorrectionRadians != 0 {
+            attitude = (Quaternion(rotationVector: Vector3(0, 0, -wakeYawCorrectionRadians)) * attitude).normalized ?? attitude
+            updateAxis()
+        }
+        if ptt.row2.z < wakeYawVariance {
+            ptt = ptt + Matrix3(0, 0, 0, 0, 0, 0, 0, 0, wakeYawVariance - ptt.row2.z)
+        }
+        if let field = wakeReference.field { learnedField = field }
+        if let inclination = wakeReference.inclination { learnedInclination = inclination }
+        wakeRollbackCount += 1
+    }
+
     /// Seeds the attitude from the latest accelerometer and magnetometer samples (TRIAD, as
     /// `TiltCompensation`), keeping the bias; the attitude covariance from the single samples' noise.
-    private mutating func seed(afterGap: Bool = false, rate: Vector3? = nil, gapSeconds: Double? = nil) {
+    private mutating func seed(afterGap: Bool = false, rate: Vector3? = nil, gapSeconds: Double? = nil, time: Double? = nil) {
         gateDisagreementRadians = 0; recoveryDisagreementRadians = 0
+        wakeRollbackUntil = nil
         wakeDisagreementRadians = 0; wakeRotationRadians = 0; wakeFieldPending = false
         fieldPullRadians = 0; fieldPullTime = nil
         guard let a = latestAcceleration, let m = latestField,
@@ -1394,6 +1446,13 @@ public struct AttitudeFilter: Sendable {
             heldYawSeedCount += 1
             if disagrees { magneticState = .holding }
             wakeFieldPending = true
+            if let time, configuration.wakeRollbackSeconds > 0, !disagrees {
+                wakeRollbackUntil = time + configuration.wakeRollbackSeconds
+                wakeYawCorrectionRadians = 0
+                wakeRollbackTurnRadians = 0
+                wakeYawVariance = ptt.row2.z
+                wakeReference = (learnedField, learnedInclination)
+            }
             recoveryStart = nil; agreementStart = nil
             selector.reset()
             updateAxis()
