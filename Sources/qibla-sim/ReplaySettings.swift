@@ -25,6 +25,8 @@ enum ReplaySetting {
             ("filter.correlatedTiltErrorRadians", \.compass.attitudeFilter.correlatedTiltErrorRadians),
             ("filter.magnetometerNoiseMicrotesla", \.compass.attitudeFilter.magnetometerNoiseMicrotesla),
             ("filter.magnetometerCorrelationSeconds", \.compass.attitudeFilter.magnetometerCorrelationSeconds),
+            ("filter.magneticDisturbanceNoiseWeight", \.compass.attitudeFilter.magneticDisturbanceNoiseWeight),
+            ("filter.magneticDisturbanceCorrelationSeconds", \.compass.attitudeFilter.magneticDisturbanceCorrelationSeconds),
             ("filter.magnetometerSkewSeconds", \.compass.attitudeFilter.magnetometerSkewSeconds),
             ("filter.initialMagnetometerLagSeconds", \.compass.attitudeFilter.initialMagnetometerLagSeconds),
             ("filter.magnetometerLagSigmaSeconds", \.compass.attitudeFilter.magnetometerLagSigmaSeconds),

@@ -43,8 +43,12 @@ import Testing
         // At 451656c (every fit kept) this fixture stood at 5.15°; with the fits set aside 3.58°.
         // Since the calibrator is given no vertical while the filter and the accelerometer
         // disagree (thirteenth session), fewer false fits are learned at all: 2.36° kept, 2.06°
-        // set aside.
-        #expect(score.headingRMSE <= 0.9 * kept.headingRMSE, "\(score) against \(kept)")
+        // set aside. Since the field's inconsistency slows the magnetometer's pull
+        // (`AttitudeFilter.Configuration.magneticDisturbanceNoiseWeight`, fourteenth session) the
+        // false fits' field no longer drags the needle either: 3.12° kept, 3.14° set aside — the
+        // stationary magnet's bent field itself is now the larger part (BENCHMARKS.md). Setting
+        // them aside must not cost the needle.
+        #expect(score.headingRMSE <= kept.headingRMSE + 0.1, "\(score) against \(kept)")
         #expect(score.withinThree >= 0.97 && score.confidentlyWrong == 0, "\(score)")
     }
 }
@@ -63,22 +67,6 @@ import Testing
         let final = try #require(score.finalHardIronMicrotesla)
         #expect(final.length < 2, "the magnet's hard iron is gone: \(final)")
         #expect(score.headingRMSE < kept.headingRMSE, "\(score) against \(kept)")
-        #expect(score.withinThree >= 0.97 && score.confidentlyWrong == 0, "\(score)")
-    }
-
-    /// The magnet's first samples end the rest (36.8 s), turned 9–15° with the strength still
-    /// normal, and the kept yaw took them; 1.1 s later, the phone not turned since, the field is
-    /// held off. The hold undoes what the wake's samples taught the yaw
-    /// (`AttitudeFilter.Configuration.wakeRollbackSeconds`): 10° off until the fit at 63 s
-    /// without it, about 1° with it.
-    @Test func theMagnetsFirstSamplesAtTheWakeAreUndoneWhenItIsHeld() throws {
-        let recording = try BROADRecording("36_disturbed_attached_magnet_5cm")
-        var configuration = DaemonModel.Configuration()
-        configuration.compass.attitudeFilter.wakeRollbackSeconds = 0
-        let score = try recording.replay(), without = try recording.replay(configuration: configuration)
-        print("BROAD 36 with the wake's roll-back: \(score); without: \(without)")
-        // At this commit 3.73° against 4.18°.
-        #expect(score.headingRMSE <= 0.92 * without.headingRMSE, "\(score) against \(without)")
         #expect(score.withinThree >= 0.97 && score.confidentlyWrong == 0, "\(score)")
     }
 }
