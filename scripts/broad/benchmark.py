@@ -156,6 +156,11 @@ def render(args, info, trials, rates, results, sim) -> str:
     try:
         commit = subprocess.run(["git", "-C", str(bl.REPO_ROOT), "rev-parse", "--short", "HEAD"],
                                 capture_output=True, text=True).stdout.strip()
+        # Sources changed since that commit make the figures another tree's: say so.
+        changed = subprocess.run(["git", "-C", str(bl.REPO_ROOT), "status", "--porcelain", "--untracked-files=no",
+                                  "--", "Sources", "Package.swift"], capture_output=True, text=True).stdout.strip()
+        if changed:
+            commit += " with uncommitted changes to the sources"
     except OSError:
         commit = "?"
     L: list[str] = []
