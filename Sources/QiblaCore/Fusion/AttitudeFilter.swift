@@ -225,9 +225,9 @@ public struct AttitudeFilter: Sendable {
         /// (time constant ``magneticDisturbanceCorrelationSeconds``) of d², d the smallest field
         /// that turns the reference's strength and dip into the sample's (law of cosines, as in
         /// `HeadingErrorModel`'s disturbance term), over the samples the disturbance tests let
-        /// through, less what the magnetometer's noise gives (2σ_m²): a field bent by a building's steel, or a magnet too weak or too slow for the
-        /// disturbance tests, changes them as the phone moves through it, and turns the field's
-        /// direction by about as much; so does a tilt gone wrong in a fast motion, whose dip the
+        /// through, less what the magnetometer's noise gives (2σ_m²): a field bent by a building's
+        /// steel, or a magnet too weak or too slow for the disturbance tests, changes them as the
+        /// phone moves through it, and turns the field's direction by about as much; so does a tilt gone wrong in a fast motion, whose dip the
         /// filter measures through its own vertical (the dip's part is weighted by sin²I: that
         /// tilt turns the yaw by δ·tan I, little at a low dip). That part is scaled by τ/Δt like
         /// the fast one (``magnetometerCorrelationSeconds``): the samples of a second bring the yaw
@@ -544,17 +544,17 @@ public struct AttitudeFilter: Sendable {
     private var wakeRotationRadians = 0.0
     private var wakeFieldPending = false
     /// Until when (seconds) a hold undoes the field's yaw corrections since a wake that kept the
-    /// yaw (``Configuration/wakeRollbackSeconds``), their sum (radians, world vertical), and the
-    /// wake's yaw variance and learned reference.
+    /// yaw (``Configuration/wakeRollbackSeconds``), their sum (radians, world vertical), the turn
+    /// since the wake (radians), and the wake's yaw variance and learned reference.
     private var wakeRollbackUntil: Double?
     private var wakeYawCorrectionRadians = 0.0
     private var wakeRollbackTurnRadians = 0.0
+    private var wakeYawVariance = 0.0
+    private var wakeReference: (field: Double?, inclination: Double?)
     /// The running mean of the field's inconsistency with the reference, µT², and its time
     /// (``Configuration/magneticDisturbanceNoiseWeight``).
     private var fieldInconsistencySquare = 0.0
     private var fieldInconsistencyTime: Double?
-    private var wakeYawVariance = 0.0
-    private var wakeReference: (field: Double?, inclination: Double?)
     /// The yaw the magnetometer's updates turned the attitude by lately, radians: the leaky sum
     /// (time constant ``Configuration/fieldPullSeconds``, frozen while the field is held off) of
     /// each update's yaw correction K·r weighted by (1 − K), so the first samples after a seed or
@@ -1044,12 +1044,11 @@ public struct AttitudeFilter: Sendable {
         }
     }
 
-    /// τ/Δt for a magnetometer update `interval` (Δt) seconds after the last one (1 when Δt ≥ τ,
-    /// for the first update, or with time running backwards): ``Configuration/magnetometerCorrelationSeconds``.
     /// The running mean of d² (µT²) for ``Configuration/magneticDisturbanceNoiseWeight``:
-    /// d² = F² + F₀² − 2FF₀·cos(I − I₀), the sample's strength and dip against the reference's,
-    /// over the samples the disturbance tests let through (a field held off does not reach the
-    /// yaw, and a magnet's tens of µT would slow the take-back after it for seconds).
+    /// d² = (F − F₀)² + 2FF₀(1 − cos(I − I₀))·sin²I₀, the sample's strength and dip against the
+    /// reference's (the law of cosines' d² with the dip's part weighted), over the samples the
+    /// disturbance tests let through (a field held off does not reach the yaw, and a magnet's tens
+    /// of µT would slow the take-back after it for seconds).
     private mutating func measureFieldInconsistency(strength: Double, inclinationDegrees: Double, referenceField: Double,
                                                     referenceInclinationDegrees: Double, time: Double) {
         // The strength's part, and the dip's weighted by sin²I: a dip measured through a vertical
@@ -1067,6 +1066,8 @@ public struct AttitudeFilter: Sendable {
         fieldInconsistencyTime = time
     }
 
+    /// τ/Δt for a magnetometer update `interval` (Δt) seconds after the last one (1 when Δt ≥ τ,
+    /// for the first update, or with time running backwards): ``Configuration/magnetometerCorrelationSeconds``.
     private func correlatedNoiseFactor(interval: Double?) -> Double {
         let tau = configuration.magnetometerCorrelationSeconds
         guard tau > 0, let interval, interval > 0 else { return 1 }
