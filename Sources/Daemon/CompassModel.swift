@@ -290,12 +290,11 @@ public struct CompassModel: Sendable {
         // correction's heading sigma is still taken at the filter's attitude: the one the heading
         // is published from.
         let fused = attitudeFilter.isTracking(at: time)
+        let up = attitudeFilter.upDirection
         let agreeing = latestAcceleration.flatMap(\.normalized).map {
-            $0.dot(attitudeFilter.upDirection) >= cos(Angle.radians(attitudeFilter.configuration.tiltRecoveryDegrees))
+            $0.dot(up) >= cos(Angle.radians(attitudeFilter.configuration.tiltRecoveryDegrees))
         } ?? true
-        let vertical = fused
-            ? attitudeFilter.upDirection * TiltCompensation.standardGravity
-            : latestAcceleration
+        let vertical = fused ? up * TiltCompensation.standardGravity : latestAcceleration
         latestRawField = vector
         calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: fused && !agreeing ? nil : vertical, time: time,
                        attitude: fused ? attitudeFilter.attitude : nil)

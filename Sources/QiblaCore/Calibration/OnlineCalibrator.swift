@@ -73,9 +73,9 @@ public enum CalibrationHint: String, Sendable, Equatable, CaseIterable {
 ///   agrees with it (headings within 3 σ at every acceptance attitude). A new estimate that
 ///   disagrees, while the recent samples point the same way in the world more tightly through it
 ///   (`FieldAttitudeHistory`), contradicts the fit: the phone's own field changed (a magnet put
-///   into or taken out of its case), and the fit and the samples are discarded (→ `collecting`). The corrected field is
-///   compared with the fitted radius and the WMM dip. A mismatch that lasts `contradictionSeconds` (leaky) across
-///   `contradictionMinimumCells` direction cells — a swapped sensor, a magnet glued into a case —
+///   into or taken out of its case), and the fit and the samples are discarded (→ `collecting`).
+///   The corrected field is compared with the fitted radius and the WMM dip. A mismatch that
+///   lasts `contradictionSeconds` (leaky) across `contradictionMinimumCells` direction cells — a swapped sensor, a magnet glued into a case —
 ///   discards the fit (→ `collecting`, `calibrationNeeded` again); a shorter or single-direction one
 ///   is interference. An accepted or refined fit that the lengths cannot tell from no correction
 ///   is put in use as no correction when the recent samples, seen through the attitude filter's

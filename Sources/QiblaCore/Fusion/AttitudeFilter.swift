@@ -68,11 +68,10 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   ``Configuration/correlatedTiltErrorRadians``), scaled by τ/Δt for samples closer together
 ///   than the errors' correlation time τ (``Configuration/magnetometerCorrelationSeconds``), plus
 ///   a slower part (σ_d / H)²·max(1, τ_d/Δt) for a field bent or disturbed over seconds, σ_d² the
-///   field's recent inconsistency with the reference (``Configuration/magneticDisturbanceNoiseWeight``,
-///   τ_d 1 s); the
-///   gains on the tilt errors and on the bias about the horizontal axes are zeroed (a magnetic
-///   error never tilts the attitude, now or through the bias), the covariance updated in Joseph
-///   form (valid for any gain).
+///   field's recent inconsistency with the reference
+///   (``Configuration/magneticDisturbanceNoiseWeight``, τ_d 1 s); the gains on the tilt errors and
+///   on the bias about the horizontal axes are zeroed (a magnetic error never tilts the attitude,
+///   now or through the bias), the covariance updated in Joseph form (valid for any gain).
 /// - **Disturbance**: the field's strength and dip (measured with the filter's own vertical) are
 ///   compared with the expected field (``ExpectedMagneticField``, or a reference the filter learns
 ///   from agreeing samples when none is given) and with the caller's interference flag; while they
@@ -117,7 +116,10 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   same. Non-finite input is rejected. When the first field after such a gap disagrees with the
 ///   kept yaw beyond three of its own sigmas, the heading's sigma covers the disagreement until
 ///   the phone has turned a quarter turn under the field (a magnet that came while the phone
-///   rested, or a nudge the rest handed over: nothing at the wake tells which).
+///   rested, or a nudge the rest handed over: nothing at the wake tells which). When the field is
+///   held off within ``Configuration/wakeRollbackSeconds`` of such a wake while the phone has not
+///   turned, what the wake's samples taught the yaw is undone (a magnet ending the rest turns the
+///   field before it changes its strength).
 /// - **A new correction** (a calibration accepted, refitted or restored): while the field is
 ///   tracked the yaw turns by what the two corrections make of the same sample; while it is held
 ///   off, the yaw (the gyroscope's since the hold began) is kept and only widened.
