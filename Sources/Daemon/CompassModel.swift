@@ -163,6 +163,11 @@ public struct CompassModel: Sendable {
     /// Why the last accuracy is lower than its error alone would give (zones, no location,
     /// calibration state, interference), for logs and tests.
     public private(set) var lastAccuracyLimits: AccuracyLimits = []
+    /// The error sources of the last `HeadingError` (`HeadingErrorModel`), for diagnosis.
+    public private(set) var lastHeadingErrorTerms: HeadingErrorTerms?
+    /// The parts of the attitude filter's sigma in the last fused heading (nil when the last
+    /// heading was not fused), for diagnosis.
+    public private(set) var lastFusedSigmaParts: FusedHeadingSigmaParts?
     /// The reason of the most recent rejected sample (nil after an accepted one), for logs.
     public private(set) var lastRejection: HeadingRejection?
 
@@ -438,6 +443,8 @@ public struct CompassModel: Sendable {
                 + Self.sunCheckUncertaintyDegrees * Self.sunCheckUncertaintyDegrees).squareRoot())
         state.accuracy = error.accuracy
         lastAccuracyLimits = error.limits
+        lastHeadingErrorTerms = error.terms
+        lastFusedSigmaParts = heading.sigmaParts
     }
 
     private mutating func publish(_ estimate: HeadingEstimate, raw: Vector3, acceleration: Vector3,
@@ -461,5 +468,7 @@ public struct CompassModel: Sendable {
                 + Self.sunCheckUncertaintyDegrees * Self.sunCheckUncertaintyDegrees).squareRoot())
         state.accuracy = error.accuracy
         lastAccuracyLimits = error.limits
+        lastHeadingErrorTerms = error.terms
+        lastFusedSigmaParts = nil
     }
 }

@@ -48,6 +48,8 @@ struct Replay: ParsableCommand {
     @Option(help: ArgumentHelp("Offline: every SECONDS of the log's time, the attitude filter's inner state to stderr (its field state, gyroscope bias, magnetometer lag, yaw and tilt sigmas, the field's learned reference).",
                                valueName: "SECONDS"))
     var trace: Double?
+    @Flag(help: "Offline: eight more columns on each line, what HEADING_ERROR is made of (degrees): the filter's sigma, the calibration's and the declination's terms, then the filter sigma's own parts: its covariance, the gyroscope integration's, the field disagreement's, the reference's and the field-pull floor (the filter's columns `nan` for a heading that is not fused).")
+    var sigmaParts = false
 
     func validate() throws {
         guard restSampleRate.isFinite, restSampleRate >= 0 else { throw ValidationError("--rest-sample-rate must be ≥ 0") }
@@ -57,6 +59,7 @@ struct Replay: ParsableCommand {
             guard trace.isFinite, trace > 0 else { throw ValidationError("--trace must be a number of seconds > 0") }
             guard offline else { throw ValidationError("--trace follows the offline model: use it with --offline") }
         }
+        if sigmaParts, !offline { throw ValidationError("--sigma-parts follows the offline model: use it with --offline") }
         _ = try modelConfiguration()
     }
 
@@ -119,6 +122,17 @@ struct Replay: ParsableCommand {
         return text
     }
 
+    /// `--sigma-parts`' columns: HEADING_ERROR's filter, calibration and declination terms, then the
+    /// filter sigma's covariance, integration, disagreement, reference and field-pull parts.
+    static func sigmaPartsColumns(_ compass: CompassModel) -> String {
+        let terms = compass.lastHeadingErrorTerms
+        let parts = compass.lastFusedSigmaParts
+        let values = [parts == nil ? nil : terms?.filterDegrees, terms?.calibrationDegrees, terms?.declinationDegrees,
+                      parts?.covarianceDegrees, parts?.integrationDegrees, parts?.disagreementDegrees,
+                      parts?.referenceDegrees, parts?.fieldPullDegrees]
+        return values.map { " " + SensorLog.decimal($0 ?? .nan, places: 3) }.joined()
+    }
+
     /// One line on the attitude filter's inner state (`--trace`): tracking or not, the field's
     /// state, the gyroscope bias (°/s, device frame), the magnetometer's lag (ms), the yaw's and
     /// the tilt's one sigma (degrees), and the field's learned reference (µT, dip in degrees).
@@ -179,6 +193,7 @@ struct Replay: ParsableCommand {
             }
             out += o.fused ? " 1" : " 0"
             for value in [q?.w, q?.x, q?.y, q?.z] { out += " " + SensorLog.decimal(value ?? .nan, places: 7) }
+            if sigmaParts { out += Self.sigmaPartsColumns(replay.model.compass) }
             out += "\n"
             if out.utf8.count > 60_000 { Console.write(out, to: .standardOutput); out.removeAll(keepingCapacity: true) }
         }

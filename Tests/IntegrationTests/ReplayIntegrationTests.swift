@@ -30,6 +30,15 @@ import TestSupport
         return Angle.normalized360(Angle.degrees(atan2(top.x, top.y)))
     }
 
+    /// `qibla-sim replay --offline` over a committed fixture, plain and with `flags`.
+    static func offlineReplay(_ fixture: String, with flags: [String]) throws
+        -> (plain: (status: Int32, stdout: String, stderr: String), flagged: (status: Int32, stdout: String, stderr: String)) {
+        let path = recordings.appendingPathComponent(fixture + ".log").path
+        let sim = product("qibla-sim").path
+        return (try run(sim, ["replay", "--offline", path], timeout: 120),
+                try run(sim, ["replay", "--offline"] + flags + [path], timeout: 120))
+    }
+
     /// CI replays a real recording through the daemon: BROAD trial 09's first seconds (the IMU
     /// lying still before its motion) written live into a simulated PinePhone's IIO devices, read
     /// by qiblad, claimed by `qiblactl monitor`; the published magnetic heading is compared with
@@ -74,10 +83,7 @@ import TestSupport
     /// use changes — here fixture 30's fits set aside for no correction — and when the attitude
     /// filter's state does; stdout is the same as without it.
     @Test func theVerboseOfflineReplaySaysWhatChanged() throws {
-        let log = Self.recordings.appendingPathComponent("30_disturbed_stationary_magnet_C.log").path
-        let sim = product("qibla-sim").path
-        let plain = try run(sim, ["replay", "--offline", log], timeout: 120)
-        let verbose = try run(sim, ["replay", "--offline", "--verbose", log], timeout: 120)
+        let (plain, verbose) = try Self.offlineReplay("30_disturbed_stationary_magnet_C", with: ["--verbose"])
         #expect(plain.status == 0 && verbose.status == 0, "\(verbose.stderr)")
         #expect(verbose.stdout == plain.stdout)
         let lines = verbose.stderr.split(separator: "\n")
@@ -92,10 +98,7 @@ import TestSupport
     /// SECONDS of the log's time (how this session found trial 36's learned reference and trial
     /// 35's tilt); stdout is the same as without it.
     @Test func theTraceFollowsTheFilterEverySoManySecondsOfTheLog() throws {
-        let path = Self.recordings.appendingPathComponent("30_disturbed_stationary_magnet_C.log").path
-        let sim = product("qibla-sim").path
-        let plain = try run(sim, ["replay", "--offline", path], timeout: 120)
-        let traced = try run(sim, ["replay", "--offline", "--trace", "10", path], timeout: 120)
+        let (plain, traced) = try Self.offlineReplay("30_disturbed_stationary_magnet_C", with: ["--trace", "10"])
         #expect(plain.status == 0 && traced.status == 0, "\(traced.stderr)")
         #expect(traced.stdout == plain.stdout)
         // The log's last instant, from its last line: one trace at 0 s and one every 10 s after.
@@ -113,6 +116,48 @@ import TestSupport
         }
         #expect(!references.isEmpty && references.allSatisfy { (40...48).contains($0) }, "\(references)")
         #expect(!plain.stderr.contains(" s: trace: "))
+    }
+
+    /// `replay --offline --sigma-parts` adds what HEADING_ERROR is made of to every line (how this
+    /// session found the filter's covariance, not the calibration's floor, to be most of the sigma
+    /// on BROAD): the nine columns stay as they were, the three terms add up to HEADING_ERROR and
+    /// the filter's five parts to its sigma, and a fit changes the calibration's term.
+    @Test func theSigmaPartsAddUpToTheHeadingError() throws {
+        let (plain, parted) = try Self.offlineReplay("30_disturbed_stationary_magnet_C", with: ["--sigma-parts"])
+        #expect(plain.status == 0 && parted.status == 0, "\(parted.stderr)")
+        let plainLines = plain.stdout.split(separator: "\n")
+        let lines = parted.stdout.split(separator: "\n")
+        #expect(lines.count == plainLines.count && lines.count > 1000)
+        var fused = 0, worstTotal = 0.0, worstFilter = 0.0
+        var calibrationTerms = Set<String>(), withPull = 0, withIntegration = 0
+        for (line, plainLine) in zip(lines, plainLines) {
+            let f = line.split(separator: " ").map(String.init)
+            guard f.count == 17 else { Issue.record("\(f.count) columns: \(line)"); break }
+            #expect(f[0..<9].joined(separator: " ") == plainLine, "\(line)")
+            let v = f.map { Double($0) ?? .nan }
+            guard v[4] == 1 else {
+                #expect(v[9].isNaN && v[12].isNaN, "a heading not fused has no filter parts: \(line)")
+                continue
+            }
+            fused += 1
+            calibrationTerms.insert(f[10])
+            // HEADING_ERROR = √(filter² + calibration² + declination²), capped at 180.
+            let total = min(180, (v[9] * v[9] + v[10] * v[10] + v[11] * v[11]).squareRoot())
+            worstTotal = max(worstTotal, abs(total - v[3]))
+            // The filter's sigma = max(√(P² + integration² + disagreement² + reference²), pull).
+            let filter = max((v[12] * v[12] + v[13] * v[13] + v[14] * v[14] + v[15] * v[15]).squareRoot(), v[16])
+            if v[9] < 180 { worstFilter = max(worstFilter, abs(filter - v[9])) }
+            if v[16] > 0.1 { withPull += 1 }
+            if v[13] > 0.1 { withIntegration += 1 }
+        }
+        #expect(fused > 1000, "\(fused) fused lines")
+        #expect(worstTotal < 0.005, "HEADING_ERROR off its terms by \(worstTotal)°")
+        #expect(worstFilter < 0.005, "the filter's sigma off its parts by \(worstFilter)°")
+        #expect(calibrationTerms.count > 1, "the fit at 40 s changes the calibration's term: \(calibrationTerms)")
+        #expect(withPull > 0 && withIntegration > 0, "pull \(withPull), integration \(withIntegration)")
+        let refused = try run(product("qibla-sim").path,
+                              ["replay", "--sigma-parts", Self.recordings.appendingPathComponent("30_disturbed_stationary_magnet_C.log").path])
+        #expect(refused.status == 64 && refused.stderr.contains("--sigma-parts follows the offline model"), "\(refused.stderr)")
     }
 
     /// `replay --offline --setting NAME=VALUE` changes one of the model's settings for an

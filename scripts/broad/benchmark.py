@@ -31,7 +31,6 @@ import json
 import math
 import os
 import platform
-import re
 import subprocess
 import sys
 from pathlib import Path
@@ -133,7 +132,7 @@ def main() -> None:
     print()
     print(text)
     if not args.no_write:
-        write_section(args.output, text)
+        bl.write_section(args.output, text, BEGIN, END)
         print(f"written to {args.output}")
     with open(bl.CACHE_DIR / "benchmark-results.json", "w") as f:
         json.dump({str(k): v for k, v in results.items()}, f, indent=1)
@@ -153,16 +152,7 @@ def render(args, info, trials, rates, results, sim) -> str:
             sim_version = subprocess.run([str(sim), "--version"], capture_output=True, text=True).stdout.strip() or str(sim)
         except OSError:
             sim_version = str(sim)
-    try:
-        commit = subprocess.run(["git", "-C", str(bl.REPO_ROOT), "rev-parse", "--short", "HEAD"],
-                                capture_output=True, text=True).stdout.strip()
-        # Sources changed since that commit make the figures another tree's: say so.
-        changed = subprocess.run(["git", "-C", str(bl.REPO_ROOT), "status", "--porcelain", "--untracked-files=no",
-                                  "--", "Sources", "Package.swift"], capture_output=True, text=True).stdout.strip()
-        if changed:
-            commit += " with uncommitted changes to the sources"
-    except OSError:
-        commit = "?"
+    commit = bl.source_commit()
     L: list[str] = []
     L.append("## Real recordings: BROAD against VQF (issue 36)")
     L.append("")
@@ -253,17 +243,6 @@ def render(args, info, trials, rates, results, sim) -> str:
         L.append(f"| {t} | " + " | ".join(cells) + " |")
     L.append("")
     return "\n".join(L)
-
-
-def write_section(path: Path, text: str) -> None:
-    doc = path.read_text() if path.exists() else ""
-    block = f"{BEGIN}\n{text}{END}\n"
-    pattern = re.compile(re.escape(BEGIN) + r".*?" + re.escape(END) + r"\n?", re.S)
-    if pattern.search(doc):
-        doc = pattern.sub(lambda _: block, doc)
-    else:
-        doc = doc.rstrip("\n") + "\n\n" + block
-    path.write_text(doc)
 
 
 if __name__ == "__main__":

@@ -20,6 +20,8 @@ from __future__ import annotations
 import json
 import math
 import os
+import re
+import subprocess
 from pathlib import Path
 
 import numpy as np
@@ -303,3 +305,28 @@ def is_finite_rows(a: np.ndarray) -> np.ndarray:
 
 def deg(x: float) -> str:
     return "—" if x is None or not math.isfinite(x) else f"{x:.2f}°"
+
+
+def source_commit() -> str:
+    """The repository's short HEAD, marked when the sources differ from it (the figures are then
+    another tree's)."""
+    try:
+        commit = subprocess.run(["git", "-C", str(REPO_ROOT), "rev-parse", "--short", "HEAD"],
+                                capture_output=True, text=True).stdout.strip()
+        changed = subprocess.run(["git", "-C", str(REPO_ROOT), "status", "--porcelain", "--untracked-files=no",
+                                  "--", "Sources", "Package.swift"], capture_output=True, text=True).stdout.strip()
+        return commit + (" with uncommitted changes to the sources" if changed else "")
+    except OSError:
+        return "?"
+
+
+def write_section(path: Path, text: str, begin: str, end: str) -> None:
+    """Replaces the text between the markers `begin` and `end` in `path` (appends it when absent)."""
+    doc = path.read_text() if path.exists() else ""
+    block = f"{begin}\n{text}{end}\n"
+    pattern = re.compile(re.escape(begin) + r".*?" + re.escape(end) + r"\n?", re.S)
+    if pattern.search(doc):
+        doc = pattern.sub(lambda _: block, doc)
+    else:
+        doc = doc.rstrip("\n") + "\n\n" + block
+    path.write_text(doc)

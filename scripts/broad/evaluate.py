@@ -60,7 +60,10 @@ def rot_z(angle_rad: float) -> np.ndarray:
     return np.array([[math.cos(angle_rad / 2), 0.0, 0.0, math.sin(angle_rad / 2)]])
 
 
-def evaluate(truth_path: Path, estimate_path: Path, axis: str = "auto", heading_offset: str = "none") -> dict:
+def evaluate(truth_path: Path, estimate_path: Path, axis: str = "auto", heading_offset: str = "none",
+             keep_instants: bool = False) -> dict:
+    """The metrics of the module's doc as a dict; with `keep_instants`, also "instants": the honesty
+    instants' TIME, signed heading error d and HEADING_ERROR σ (arrays, for honesty.py)."""
     t_true, q_true, moving = bl.read_truth(truth_path)
     est = bl.read_estimate(estimate_path)
     index = {bl.time_key(t): i for i, t in enumerate(est["time"])}
@@ -148,6 +151,8 @@ def evaluate(truth_path: Path, estimate_path: Path, axis: str = "auto", heading_
         out["within_1sigma"] = float(np.mean(ad <= s))
         out["within_3sigma"] = float(np.mean(ad <= 3 * s))
         out["confidently_wrong"] = int(np.sum((ad > 3 * s) & (s < 10.0)))
+        if keep_instants:
+            out["instants"] = dict(time=t_true[honest], error=d[honest], sigma=s)
     else:
         out["within_1sigma"] = out["within_3sigma"] = float("nan")
         out["confidently_wrong"] = None

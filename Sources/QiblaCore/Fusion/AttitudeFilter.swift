@@ -19,6 +19,31 @@ public struct FusedHeading: Sendable, Equatable {
     /// The heading rests on the gyroscope alone: the magnetometer is held off (a disturbance) or
     /// being taken back.
     public var magneticState: AttitudeFilter.MagneticState
+    /// What ``sigmaDegrees`` is made of.
+    public var sigmaParts = FusedHeadingSigmaParts()
+}
+
+/// The parts of a fused heading's one sigma, degrees, as ``AttitudeFilter/heading(at:)`` sums them:
+/// sigma² = max(covariance² + integration² + disagreement² + reference², fieldPull²). For
+/// diagnosis (`qibla-sim replay --offline --sigma-parts`): which assumption makes a sigma large.
+public struct FusedHeadingSigmaParts: Sendable, Equatable {
+    /// The filter's covariance P seen through the heading's Jacobian (yaw, and the tilt leaking
+    /// through the axis' own slope), plus the bias' and an unknown angular acceleration's share
+    /// when the heading is extrapolated.
+    public var covarianceDegrees = 0.0
+    /// Rate at an instant or mean over a period (``AttitudeFilter/Configuration/gyroscopeSample``):
+    /// the two integrations' difference, the rate times half a period.
+    public var integrationDegrees = 0.0
+    /// What is left of the yaw's disagreement with the field after an innovation-gate hold, a
+    /// recovery or a wake, in quadrature.
+    public var disagreementDegrees = 0.0
+    /// The reference's error the filter cannot see: ``AttitudeFilter/Configuration/referenceHeadingErrorDegrees``
+    /// and the accelerometer bias' leak through the dip, in quadrature.
+    public var referenceDegrees = 0.0
+    /// The floor: the field's recent pull on the yaw (``AttitudeFilter/Configuration/fieldPullSeconds``).
+    public var fieldPullDegrees = 0.0
+
+    public init() {}
 }
 
 /// The field the magnetometer should see where the phone is: the expected strength (the
@@ -1177,6 +1202,7 @@ public struct AttitudeFilter: Sendable {
             let a = configuration.extrapolationAngularAccelerationRadiansPerSecondSquared * dt * dt / 2
             variance += biasVariance * dt * dt + a * a
         }
+        let covariance = variance
         let reference = Angle.radians(configuration.referenceHeadingErrorDegrees)
         let leak = configuration.accelerometerBiasMetresPerSecondSquared / TiltCompensation.standardGravity
             * tan(Angle.radians(min(85, abs(lastInclinationDegrees))))
@@ -1193,12 +1219,20 @@ public struct AttitudeFilter: Sendable {
         // is not known better than that.
         variance = max(variance, fieldPullRadians * fieldPullRadians)
         let sigma = Angle.degrees(max(0, variance).squareRoot())
+        func degrees(_ radiansSquared: Double) -> Double { Angle.degrees(max(0, radiansSquared).squareRoot()) }
+        var parts = FusedHeadingSigmaParts()
+        parts.covarianceDegrees = degrees(covariance)
+        parts.integrationDegrees = degrees(model * model)
+        parts.disagreementDegrees = degrees(gateDisagreementRadians * gateDisagreementRadians
+            + recoveryDisagreementRadians * recoveryDisagreementRadians + wakeDisagreementRadians * wakeDisagreementRadians)
+        parts.referenceDegrees = degrees(reference * reference + leak * leak)
+        parts.fieldPullDegrees = degrees(fieldPullRadians * fieldPullRadians)
         let heading = Angle.normalized360(Angle.degrees(atan2(v.y, v.x)))
         guard heading.isFinite else { return nil }
         let up = q.inverseRotate(Vector3(0, 0, -1))
         return FusedHeading(magneticHeadingDegrees: heading, sigmaDegrees: sigma.isFinite ? min(180, max(sigma, 1e-6)) : 180,
                             axis: axis, tiltDegrees: Angle.degrees(atan2(hypot(up.x, up.y), up.z)),
-                            timeSeconds: time, magneticState: magneticState)
+                            timeSeconds: time, magneticState: magneticState, sigmaParts: parts)
     }
 
     // MARK: Internals
