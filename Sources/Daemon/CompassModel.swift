@@ -311,12 +311,17 @@ public struct CompassModel: Sendable {
         // reference it learns (a magnet passing); the absolute comparison with WMM and the
         // fit, debounced and with the configured tolerances, is the calibrator's flag. An
         // untrusted correction (a provisional fit, an unconfirmed raw field) is a noisier
-        // measurement and teaches the gyroscope no bias (issue 36).
+        // measurement and teaches the gyroscope no bias (issue 36); the magnetometer's lag is
+        // learned through a trusted correction or a raw field that matches the Earth's so far,
+        // not through one whose errors turn with the phone (a provisional fit, a raw field that
+        // does not match).
         attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
                                         disturbed: calibrator.magneticInterference,
                                         correctionSigmaDegrees: correctionSigma.applied,
                                         comparesField: (correctionSigma.estimated ?? 0) <= configuration.fieldTestMaximumCorrectionSigmaDegrees,
-                                        learnsBias: calibrator.correctionTrusted)
+                                        learnsBias: calibrator.correctionTrusted,
+                                        learnsLag: calibrator.correctionTrusted
+                                            || (correctionSigma.estimated == nil && correctionSigma.applied == 0))
         guard let acceleration = latestAcceleration else { return }
         // Today's path runs all along: its moving average is ready when the gyroscope stops.
         let result = pipeline.update(magnetic: vector, acceleration: acceleration, time: time, meanOfSamples: meanOfSamples)

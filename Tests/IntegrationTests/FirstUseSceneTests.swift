@@ -13,9 +13,12 @@ import Testing
 /// at 50 Hz in simulated time; `FusedNeedleTests` runs the same scene through the real daemon.
 @Suite struct FirstUseSceneTests {
     /// The unit's errors (the simulator's, not the estimator's model of them).
-    static func unit(_ scene: Scene) -> Scene {
+    static func unit(_ scene: Scene) -> Scene { unit(scene, hardIronMicrotesla: Vector3(28, -22, 18)) }
+
+    /// The unit with another hard iron, microtesla.
+    static func unit(_ scene: Scene, hardIronMicrotesla: Vector3) -> Scene {
         var scene = scene
-        scene.hardIronOffsetMicrotesla = Vector3(28, -22, 18)
+        scene.hardIronOffsetMicrotesla = hardIronMicrotesla
         scene.softIronMatrix = Matrix3(1.04, 0.02, -0.01, 0.02, 0.97, 0.015, -0.01, 0.015, 1.02)
         scene.gyroscope = GyroscopeErrors(biasDegreesPerSecond: Vector3(0.7, -0.5, 0.6), biasDriftDegreesPerSecond: Vector3(0.1, 0.1, -0.1),
                                           biasDriftTimeConstantSeconds: 60, noiseDegreesPerSecond: 0.05, scaleFactorError: 0.005)
@@ -34,12 +37,13 @@ import Testing
     }
 
     /// Runs the scene for `seconds` through `SensorReplay` at `rateHertz` and scores it after the waving.
-    static func run(at site: FusedNeedleTests.Site, seconds: Double = 70, rateHertz: Double = 50, seed: UInt64 = 5) throws -> Outcome {
+    static func run(at site: FusedNeedleTests.Site, seconds: Double = 70, rateHertz: Double = 50, seed: UInt64 = 5,
+                    hardIronMicrotesla: Vector3 = Vector3(28, -22, 18)) throws -> Outcome {
         let position = site.position
         let qibla = try #require(GreatCircle.initialBearingDegrees(from: position, to: Qibla.defaultKaaba))
         let motion = PersonSceneMotion(.firstUse, targetHeadingDegrees: qibla, seed: seed, durationSeconds: seconds)
         let base = Scene(position: position, decimalYear: CalibrationIntegrationTests.now, trajectory: .constant(.init(headingDegrees: qibla)))
-        let scene = unit(motion.scene(from: base))
+        let scene = unit(motion.scene(from: base), hardIronMicrotesla: hardIronMicrotesla)
         var replay = SensorReplay(position: position, unixSecondsAtStart: Date().timeIntervalSince1970, hasGyroscope: true)
         var noise = GaussianNoise(seed: seed), gyroNoise = GaussianNoise(seed: seed ^ 0x77)
         var readings: [NeedleRecorder.Reading] = []
@@ -63,7 +67,7 @@ import Testing
                              o.headingErrorDegrees, o.accuracy.rawValue, o.fused ? 1 : 0, c.state.calibrationState.rawValue,
                              c.calibrator.calibrationGeneration, c.calibrator.isProvisional ? 1 : 0, c.attitudeFilter.magneticState.rawValue,
                              c.attitudeFilter.gyroscopeBiasRadiansPerSecond.x * 57.3, c.attitudeFilter.gyroscopeBiasRadiansPerSecond.y * 57.3,
-                             c.attitudeFilter.gyroscopeBiasRadiansPerSecond.z * 57.3) + " \(site.name) trusted \(c.calibrator.correctionTrusted) \(c.calibrator.lastRejection.map { "\($0)" } ?? "-")")
+                             c.attitudeFilter.gyroscopeBiasRadiansPerSecond.z * 57.3) + " lag \(Int(c.attitudeFilter.magnetometerLagSeconds * 1000)) \(site.name) trusted \(c.calibrator.correctionTrusted) \(c.calibrator.lastRejection.map { "\($0)" } ?? "-")")
             }
             let axis = o.axis
             if accepted != nil, o.accuracy == .medium || o.accuracy == .high, o.headingErrorDegrees.isFinite,
@@ -99,7 +103,7 @@ import Testing
 
     @Test(arguments: sites)
     func theUncalibratedPhoneMeetsTheNeedleGoals(site: FusedNeedleTests.Site) throws {
-        let outcome = try Self.run(at: site)
+        let outcome = try Self.run(at: site, seed: Self.seed)
         print("first use (model, 50 Hz) at \(site) (dip \(Int(site.dipDegrees.rounded()))°): \(outcome.score); accepted at "
             + "\(outcome.acceptedAtSeconds.map { String(Int($0)) } ?? "never") s; confidently wrong \(outcome.confidentlyWrong) instants, worst \(outcome.worstConfidentErrorDegrees)°")
         #expect(outcome.acceptedAtSeconds != nil, "the calibration is accepted")
@@ -109,4 +113,30 @@ import Testing
         #expect(outcome.score.settleMedianMilliseconds <= 150, "\(outcome.score)")
         #expect(outcome.score.worstDuringDisturbanceDegrees <= 3, "\(outcome.score)")
     }
+
+    /// Issue 36, section 3: real phones whose raw readings are 380–630 µT long (hard iron 8 to 13
+    /// times the Earth's field) were tens of degrees off for whole records. The same first use with
+    /// about 500 µT of hard iron: the raw field is nothing like the Earth's, so the filter holds it
+    /// off from the start on a yaw seeded through it, and the provisional fits that follow are not
+    /// trusted. Without taking the new field's yaw when such a hold meets a new correction, the
+    /// needle stayed 79° off until the gate gave way and then taught the gyroscope a wrong bias
+    /// (Karachi: holds 11.4° RMS); with a lag learned through those fits (38 ms) the accepted fit
+    /// taught it 3 °/s (Jakarta: turns p95 8.0°).
+    @Test(arguments: [(FusedNeedleTests.karachi, Vector3(-450, 200, 300)), (FusedNeedleTests.jakarta, Vector3(300, -350, 200)),
+                      (FusedNeedleTests.london, Vector3(-450, 200, 300))])
+    func aPhoneWithHundredsOfMicroteslaOfHardIronFindsTheQibla(site: FusedNeedleTests.Site, hardIron: Vector3) throws {
+        let outcome = try Self.run(at: site, seed: Self.seed, hardIronMicrotesla: hardIron)
+        print("first use with \(Int(hardIron.length.rounded())) µT of hard iron (model, 50 Hz) at \(site): \(outcome.score); accepted at "
+            + "\(outcome.acceptedAtSeconds.map { String(Int($0)) } ?? "never") s; confidently wrong \(outcome.confidentlyWrong) instants")
+        #expect(outcome.acceptedAtSeconds != nil, "the calibration is accepted")
+        #expect(outcome.confidentlyWrong == 0, "never medium or high while wrong by more than 3× HeadingError")
+        // Issue 30's goal is 1°. Measured at seed 5: Karachi 1.11°, Jakarta 0.28°, London 1.25°;
+        // over seeds 1–10 (BENCHMARKS.md) means of 0.47°, 0.26° and 1.30° — at London's 67° dip
+        // the fit's own error of about 1 µT, as large as with 40 µT of hard iron, is what is left.
+        #expect(outcome.score.holdRMSDegrees <= 1.5, "\(outcome.score)")
+        #expect(outcome.score.turnP95Degrees <= 5, "\(outcome.score)")
+    }
+
+    /// The scenes' seed: 5, or `FIRST_USE_SEED` to run another (the seed sweeps of BENCHMARKS.md).
+    static let seed: UInt64 = ProcessInfo.processInfo.environment["FIRST_USE_SEED"].flatMap { UInt64($0) } ?? 5
 }

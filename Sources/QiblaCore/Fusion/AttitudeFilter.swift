@@ -147,7 +147,10 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   field before it changes its strength).
 /// - **A new correction** (a calibration accepted, refitted or restored): while the field is
 ///   tracked the yaw turns by what the two corrections make of the same sample; while it is held
-///   off, the yaw (the gyroscope's since the hold began) is kept and only widened.
+///   off, the yaw (the gyroscope's since the hold began) is kept and widened by the new
+///   correction's uncertainty and by the old one's, through which it last took the field (a hold
+///   that began on an untrusted raw field with hundreds of µT of hard iron holds a yaw that is
+///   anything, and the field comes back at once).
 ///
 /// Why a Kalman filter and not a complementary one: measured on the same simulated runs at 50 Hz
 /// (`FusionSweepTests.complementaryFilterForComparison`, BENCHMARKS.md "Attitude filter"), a
@@ -550,6 +553,11 @@ public struct AttitudeFilter: Sendable {
     /// Set by ``magneticReferenceChanged(yawSigmaDegrees:)``: the next magnetometer sample sets
     /// the yaw, with this extra one-sigma uncertainty (radians).
     private var pendingYawReseedSigma: Double?
+    /// The correction's heading uncertainty given with the latest magnetometer sample, radians.
+    private var latestCorrectionSigmaRadians = 0.0
+    /// The correction's heading uncertainty under which the yaw last took the field (an update, or
+    /// a seed's TRIAD), radians: an error the yaw shares with that correction and P does not hold.
+    private var fieldYawCorrectionSigmaRadians = 0.0
     /// While the gate holds off a field that agrees with the reference by strength and dip, the
     /// yaw it would give differs from the held one by this much, radians; the heading's sigma
     /// covers it. Either may be right — a magnet that kept the field's strength and dip, or a turn
@@ -666,7 +674,7 @@ public struct AttitudeFilter: Sendable {
     /// gyroscope's error, tens of degrees in a fast turn at a high dip (BROAD trial 07: a fit with a
     /// 0.5 µT offset set the yaw 71° off through it). A hold goes on (the field is compared again
     /// with a reference relearned through the new correction), and the yaw it holds is not turned
-    /// (below).
+    /// but widened by the old correction's uncertainty too (below).
     public mutating func magneticReferenceChanged(yawSigmaDegrees: Double, previousField: Vector3? = nil,
                                                   newField: Vector3? = nil) {
         learnedField = nil
@@ -684,7 +692,12 @@ public struct AttitudeFilter: Sendable {
         // uncertainty and the field, compared again with a reference relearned through the new
         // correction, comes back through the gate.
         if let t = stateTime, isTracking(at: t), magneticState == .holding {
-            ptt = ptt + Matrix3(0, 0, 0, 0, 0, 0, 0, 0, sigma * sigma)
+            // The held yaw took the field last through the old correction, and carries its error
+            // too: a hold that began while the correction was the untrusted raw field of a phone
+            // with hundreds of µT of hard iron holds a yaw that is anything (issue 36, section 3).
+            let old = fieldYawCorrectionSigmaRadians
+            fieldYawCorrectionSigmaRadians = 0
+            ptt = ptt + Matrix3(0, 0, 0, 0, 0, 0, 0, 0, sigma * sigma + old * old)
             pendingYawReseedSigma = nil
             referenceRelearnUntil = t + configuration.referenceRelearnSeconds
             yawReseedCount += 1
@@ -865,10 +878,16 @@ public struct AttitudeFilter: Sendable {
     ///     attitude by more than a magnet's threshold; the caller's flag still holds).
     ///   - learnsBias: whether this sample may correct the gyroscope's bias (false while the
     ///     correction is not trusted: a wrong field turning with the phone would teach a rate).
+    ///   - learnsLag: whether this sample may correct the magnetometer's lag (nil: as
+    ///     `learnsBias`). False while the correction's errors turn with the phone (a provisional
+    ///     fit, a raw field that does not match the Earth's): the lag learner takes an error that
+    ///     follows the rotation for lag — 38 ms from the provisional fits of a phone with 500 µT of
+    ///     hard iron, which then taught the gyroscope 3 °/s once the fit was accepted (issue 36).
     @discardableResult
     public mutating func addMagneticField(_ m: Vector3, time: Double, expected: ExpectedMagneticField? = nil,
                                           disturbed: Bool = false, correctionSigmaDegrees: Double = 0,
-                                          comparesField: Bool = true, learnsBias: Bool = true) -> HeadingRejection? {
+                                          comparesField: Bool = true, learnsBias: Bool = true,
+                                          learnsLag: Bool? = nil) -> HeadingRejection? {
         guard m.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
         lastRejection = nil
         latestField = m
@@ -880,6 +899,7 @@ public struct AttitudeFilter: Sendable {
         let world = attitude.rotate(m)
         let horizontal = hypot(world.x, world.y)
         let correctionSigma = Angle.radians(correctionSigmaDegrees.isFinite ? max(0, correctionSigmaDegrees) : 0)
+        latestCorrectionSigmaRadians = correctionSigma
         if let extra = pendingYawReseedSigma, !disturbed, horizontal > TiltCompensation.minimumFieldMicrotesla {
             pendingYawReseedSigma = nil
             widenYawForNewCorrection(fromWorldField: world, extraSigma: max(extra, correctionSigma), time: time)
@@ -1031,7 +1051,7 @@ public struct AttitudeFilter: Sendable {
         let floor = 2 * configuration.magnetometerNoiseMicrotesla * configuration.magnetometerNoiseMicrotesla
         let slowSquare = configuration.magneticDisturbanceNoiseWeight * max(0, fieldInconsistencySquare - floor) / (horizontal * horizontal)
         let slowFactor = sinceLastUpdate.map { $0 > 0 ? max(1, configuration.magneticDisturbanceCorrelationSeconds / $0) : 1 } ?? 1
-        if magneticState == .tracking {
+        if magneticState == .tracking, learnsLag ?? learnsBias {
             // The slow part is not the lag's either: a bent field's or a tilt's error lasting a
             // second would otherwise be learned as lag at 286 Hz (BROAD trial 21: 54 ms).
             learnMagnetometerLag(field: m, world: world, innovation: innovation,
@@ -1040,6 +1060,7 @@ public struct AttitudeFilter: Sendable {
         let gain = update(innovation: innovation, attitudeRow: row,
                           noise: noise * correlatedNoiseFactor(interval: sinceLastUpdate) + slowSquare * slowFactor,
                           tilt: false, yaw: true, bias: learnsBias)
+        fieldYawCorrectionSigmaRadians = correctionSigma
         if let until = wakeRollbackUntil {
             if time <= until { wakeYawCorrectionRadians += gain.z * innovation } else { wakeRollbackUntil = nil }
         }
@@ -1568,6 +1589,7 @@ public struct AttitudeFilter: Sendable {
         isSeeded = true
         previousAttitudeUsable = true
         seedCount += 1
+        fieldYawCorrectionSigmaRadians = latestCorrectionSigmaRadians
         let g = TiltCompensation.standardGravity
         let deviation = abs(a.length - g)
         let sa = configuration.accelerometerNoiseMetresPerSecondSquared
