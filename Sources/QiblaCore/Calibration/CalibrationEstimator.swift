@@ -65,7 +65,7 @@ public struct CalibrationPriors: Sendable, Equatable {
     /// direction the same way in the device frame; left out, it pulls the hard iron by several
     /// microtesla at high dips.
     public var accelerometerBiasMetresPerSecondSquared: Double
-    /// The covariance is multiplied by this (default 2): consecutive samples of a hand's motion
+    /// The covariance is multiplied by this (default 1.5): consecutive samples of a hand's motion
     /// are not independent, and the residuals carry model error as well as noise.
     public var covarianceInflation: Double
     /// A parameter is determined once its posterior sigma is at most this fraction of its prior's
