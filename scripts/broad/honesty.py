@@ -115,7 +115,7 @@ def main() -> None:
     def f(x: float) -> str:
         return "—" if not np.isfinite(x) else f"{x:.2f}"
 
-    L = [f"## HeadingError on BROAD: what it is made of (issue 36)", "",
+    L = ["## HeadingError on BROAD: what it is made of (issue 36)", "",
          f"`scripts/broad/honesty.py --rate {args.rate}` at {bl.source_commit()}, {bl.nproc()} cores; every "
          f"instant `evaluate.py` scores for honesty, at {285.714 / args.rate:.1f} Hz"
          + (f"; settings {', '.join(args.setting)}" if args.setting else "") + ". Medians in degrees over the "
