@@ -293,7 +293,9 @@ public struct CompassModel: Sendable {
         // flagged as interference for 10–20 s at a time while it was clean). Without a vertical
         // the calibrator skips the dip and stores the sample without a down direction. The
         // correction's heading sigma is still taken at the filter's attitude: the one the heading
-        // is published from.
+        // is published from. The filter's vertical is better sample by sample, but its errors last
+        // for seconds (its tilt while the gyroscope's bias is learned): the calibrator is told, so
+        // that the fit does not take them for the hard iron (issue 36, sixteenth session).
         let fused = attitudeFilter.isTracking(at: time)
         let up = attitudeFilter.upDirection
         let agreeing = latestAcceleration.flatMap(\.normalized).map {
@@ -302,7 +304,8 @@ public struct CompassModel: Sendable {
         let vertical = fused ? up * TiltCompensation.standardGravity : latestAcceleration
         latestRawField = vector
         calibrator.add(rawMicrotesla: vector, accelerationMetresPerSecondSquared: fused && !agreeing ? nil : vertical, time: time,
-                       attitude: fused ? attitudeFilter.attitude : nil)
+                       attitude: fused ? attitudeFilter.attitude : nil,
+                       verticalFromAttitudeFilter: fused)
         applyCalibrationIfChanged(vertical: vertical)
         let correctionSigma = correctionSigmaDegrees(raw: vector, vertical: vertical)
         latestCalibrationUncertaintyDegrees = publishedCalibrationUncertaintyDegrees(correctionSigma.estimated, raw: vector,

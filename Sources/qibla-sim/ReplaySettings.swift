@@ -56,6 +56,8 @@ enum ReplaySetting {
             ("calibrator.contradictionMagnitudeSpreadFraction", \.compass.calibrator.contradictionMagnitudeSpreadFraction),
             ("calibrator.changedFieldVarianceRatio", \.compass.calibrator.changedFieldVarianceRatio),
             ("calibrator.changedFieldMinimumDisagreementDegrees", \.compass.calibrator.changedFieldMinimumDisagreementDegrees),
+            ("calibrator.attitudeFilterVerticalErrorDegrees", \.compass.calibrator.attitudeFilterVerticalErrorDegrees),
+            ("calibrator.sampleSet.mergeAngleDegrees", \.compass.calibrator.sampleSet.mergeAngleDegrees),
             ("interference.fieldToleranceFraction", \.compass.calibrator.interference.fieldToleranceFraction),
             ("interference.inclinationToleranceDegrees", \.compass.calibrator.interference.inclinationToleranceDegrees),
         ]

@@ -304,11 +304,18 @@ public struct CalibrationEstimator: Sendable {
 
     /// Estimates from arrays (convenience for tests and benchmarks; `down` of any length). See
     /// `estimate(raw:down:…)`.
-    public mutating func estimate(raw: [Vector3], down: [Vector3], expectedField: MagneticField?,
-                                  start: CalibrationEstimate? = nil) -> CalibrationEstimate? {
+    public mutating func estimate(raw: [Vector3], down: [Vector3], verticalSigmaRadians: [Double]? = nil,
+                                  expectedField: MagneticField?, start: CalibrationEstimate? = nil) -> CalibrationEstimate? {
         let down = down.map { $0.isFinite ? ($0.normalized ?? .zero) : .zero }
         return raw.withUnsafeBufferPointer { r in
-            down.withUnsafeBufferPointer { d in estimate(raw: r, down: d, expectedField: expectedField, start: start) }
+            down.withUnsafeBufferPointer { d in
+                guard let verticalSigmaRadians, verticalSigmaRadians.count == raw.count else {
+                    return estimate(raw: r, down: d, expectedField: expectedField, start: start)
+                }
+                return verticalSigmaRadians.withUnsafeBufferPointer { v in
+                    estimate(raw: r, down: d, verticalSigmaRadians: v, expectedField: expectedField, start: start)
+                }
+            }
         }
     }
 
@@ -317,15 +324,20 @@ public struct CalibrationEstimator: Sendable {
     ///   - raw: raw samples, microtesla, device frame (finite).
     ///   - down: for each sample, the down direction in the device frame as a unit vector (the
     ///     accelerometer's reading negated and normalised), or `.zero` when unknown or accelerated.
+    ///   - verticalSigmaRadians: for each sample, the one-sigma error of its `down` that persists
+    ///     from sample to sample (an attitude filter's tilt), radians, 0 where the errors are taken as
+    ///     independent (a raw accelerometer's); `nil` for 0 everywhere. See the type's "Vertical".
     ///   - expectedField: WMM2025 at the location, or `nil`.
     ///   - start: a previous estimate to start from (else a linear first guess).
     public mutating func estimate(raw: UnsafeBufferPointer<Vector3>, down: UnsafeBufferPointer<Vector3>,
+                                  verticalSigmaRadians: UnsafeBufferPointer<Double>? = nil,
                                   expectedField: MagneticField?, start: CalibrationEstimate? = nil) -> CalibrationEstimate? {
         guard raw.count >= 8, down.count == raw.count else { return nil }
+        let vertical = verticalSigmaRadians.flatMap { $0.count == raw.count ? $0 : nil }
         if scratch.count < Scratch.count { scratch = ContiguousArray(repeating: 0, count: Scratch.count) }
         let priors = self.priors, iterations = maximumIterations
         return scratch.withUnsafeMutableBufferPointer { buffer in
-            Self.solve(raw: raw, down: down, expectedField: expectedField, start: start, priors: priors,
+            Self.solve(raw: raw, down: down, vertical: vertical, expectedField: expectedField, start: start, priors: priors,
                        maximumIterations: iterations, scratch: buffer.baseAddress!)
         }
     }
@@ -381,9 +393,10 @@ public struct CalibrationEstimator: Sendable {
 
     /// The weighted cost (robust) of a parameter set, with the priors.
     private static func cost(_ p: Parameters, raw: UnsafeBufferPointer<Vector3>, down: UnsafeBufferPointer<Vector3>,
-                             prior: Prior, fieldSigma: Double, dipSigma: Double) -> Double {
+                             tilt: UnsafeBufferPointer<Double>?, prior: Prior, fieldSigma: Double, dipSigma: Double) -> Double {
         let s = p.s
         let vertical = p.field * sin(p.inclination)
+        let horizontal = p.field * abs(cos(p.inclination))
         var sum = 0.0
         for i in 0..<raw.count {
             let m = s * (raw[i] - p.b)
@@ -391,10 +404,19 @@ public struct CalibrationEstimator: Sendable {
             if length > 0 { sum += huberCost((length - p.field) / (s * (m / length)).length, sigma: fieldSigma) }
             if down[i] != .zero {
                 let u = p.down(down[i])
-                sum += huberCost((m.dot(u) - vertical) / (s * u).length, sigma: dipSigma)
+                sum += huberCost((m.dot(u) - vertical) / (s * u).length,
+                                 sigma: Self.dipSigma(dipSigma, horizontal: horizontal, tilt: tilt?[i] ?? 0))
             }
         }
         return sum + priorCost(p, prior)
+    }
+
+    /// A sample's dip residual sigma, microtesla: the residuals' scale and, in quadrature, its
+    /// vertical's persistent error (radians) through the field's horizontal part R|cos I|.
+    @inline(__always) private static func dipSigma(_ sigma: Double, horizontal: Double, tilt: Double) -> Double {
+        guard tilt > 0 else { return sigma }
+        let e = horizontal * tilt
+        return (sigma * sigma + e * e).squareRoot()
     }
 
     @inline(__always) private static func huberCost(_ r: Double, sigma: Double) -> Double {
@@ -420,7 +442,7 @@ public struct CalibrationEstimator: Sendable {
     /// Builds JᵀWJ (upper triangle mirrored) and JᵀWr at `p`; returns the two residuals' weighted
     /// RMS (field, dip).
     private static func normalEquations(_ p: Parameters, raw: UnsafeBufferPointer<Vector3>, down: UnsafeBufferPointer<Vector3>,
-                                        prior: Prior, fieldSigma: Double, dipSigma: Double,
+                                        tilt: UnsafeBufferPointer<Double>?, prior: Prior, fieldSigma: Double, dipSigma: Double,
                                         normal a: UnsafeMutablePointer<Double>, rhs: UnsafeMutablePointer<Double>,
                                         row: UnsafeMutablePointer<Double>) {
         let n = CalibrationParameter.count
@@ -429,6 +451,7 @@ public struct CalibrationEstimator: Sendable {
         let s = p.s
         let sinI = sin(p.inclination), cosI = cos(p.inclination)
         let vertical = p.field * sinI
+        let horizontal = p.field * abs(cosI)
         @inline(__always) func accumulate(_ r: Double, _ w: Double) {
             for i in 0..<n where row[i] != 0 {
                 rhs[i] += w * row[i] * r
@@ -460,7 +483,7 @@ public struct CalibrationEstimator: Sendable {
                 let across = (m - d * m.dot(d)) * (scale / TiltCompensation.standardGravity)
                 row[11] = across.x; row[12] = across.y; row[13] = across.z
                 let r = (m.dot(d) - vertical) * scale
-                accumulate(r, weight(r, sigma: dipSigma))
+                accumulate(r, weight(r, sigma: Self.dipSigma(dipSigma, horizontal: horizontal, tilt: tilt?[k] ?? 0)))
             }
         }
         // Priors: residual (θ − θ₀)/σ, Jacobian 1/σ.
@@ -577,6 +600,7 @@ public struct CalibrationEstimator: Sendable {
     }
 
     private static func solve(raw: UnsafeBufferPointer<Vector3>, down: UnsafeBufferPointer<Vector3>,
+                              vertical tilt: UnsafeBufferPointer<Double>?,
                               expectedField: MagneticField?, start: CalibrationEstimate?, priors: CalibrationPriors,
                               maximumIterations: Int, scratch: UnsafeMutablePointer<Double>) -> CalibrationEstimate? {
         let n = CalibrationParameter.count
@@ -628,11 +652,11 @@ public struct CalibrationEstimator: Sendable {
         var sigmas = residuals(p, raw: raw, down: down)
         var fieldSigma = max(priors.fieldNoiseFloorMicrotesla, sigmas.field)
         var dipSigma = max(priors.dipNoiseFloorMicrotesla, sigmas.dip)
-        var currentCost = cost(p, raw: raw, down: down, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma)
+        var currentCost = cost(p, raw: raw, down: down, tilt: tilt, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma)
         guard currentCost.isFinite else { return nil }
         var lambda = 1e-3
         for iteration in 0..<max(1, maximumIterations) {
-            normalEquations(p, raw: raw, down: down, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma,
+            normalEquations(p, raw: raw, down: down, tilt: tilt, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma,
                             normal: a, rhs: rhs, row: row)
             var improved = false
             for _ in 0..<10 {
@@ -648,7 +672,7 @@ public struct CalibrationEstimator: Sendable {
                 var trial = p
                 trial.add(step)
                 guard trial.isFinite, trial.field > 0 else { lambda *= 10; continue }
-                let trialCost = cost(trial, raw: raw, down: down, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma)
+                let trialCost = cost(trial, raw: raw, down: down, tilt: tilt, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma)
                 if trialCost.isFinite, trialCost <= currentCost {
                     let relative = (currentCost - trialCost) / max(currentCost, .leastNormalMagnitude)
                     p = trial
@@ -667,7 +691,7 @@ public struct CalibrationEstimator: Sendable {
                 if abs(newField - fieldSigma) > 0.05 * fieldSigma || abs(newDip - dipSigma) > 0.05 * dipSigma {
                     fieldSigma = newField
                     dipSigma = newDip
-                    currentCost = cost(p, raw: raw, down: down, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma)
+                    currentCost = cost(p, raw: raw, down: down, tilt: tilt, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma)
                     improved = true
                 }
             }
@@ -675,7 +699,7 @@ public struct CalibrationEstimator: Sendable {
         }
 
         // Posterior covariance at the solution: (JᵀWJ + P)⁻¹, column by column.
-        normalEquations(p, raw: raw, down: down, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma,
+        normalEquations(p, raw: raw, down: down, tilt: tilt, prior: prior, fieldSigma: fieldSigma, dipSigma: dipSigma,
                         normal: a, rhs: rhs, row: row)
         var result = InlineDoubles196(repeating: 0)
         for c in 0..<n {

@@ -36,9 +36,14 @@ public struct DirectionCells: Sendable, Equatable {
 ///
 /// The direction of a sample is that of `raw − centreMicrotesla` (the running hard-iron estimate);
 /// it selects one of `DirectionCells` cells, each holding up to `samplesPerCell` samples. A sample
-/// closer than `minimumSeparationMicrotesla` to its cell's newest sample **replaces** it (newest
-/// wins, and a phone lying still cannot flood the set); otherwise it takes the cell's next slot,
-/// overwriting the oldest when the cell is full.
+/// closer than `minimumSeparationMicrotesla` to its cell's newest sample does not take a slot of
+/// its own (a phone lying still cannot flood the set). When both came with an attitude filter's
+/// vertical (`verticalSigmaRadians`) within `mergeAngleDegrees` of each other (off by default), it is **averaged
+/// into** that sample, a running mean over the last `samplesAveraged` such samples, so that the
+/// magnetometer noise of the samples a slow hand leaves close together is averaged instead of
+/// thrown away; otherwise it **replaces** it (newest wins: a turn about the field, or an
+/// accelerometer's vertical, whose sample-to-sample noise cannot tell). A sample farther away
+/// takes the cell's next slot, overwriting the oldest when the cell is full.
 ///
 /// Cost: storage is allocated once in `init` (`cellCount × samplesPerCell` samples); `add` is O(1)
 /// and never allocates. `recentre` re-buckets every stored sample (O(capacity), no allocation).
@@ -54,6 +59,19 @@ public struct CalibrationSampleSet: Sendable {
         /// A sample within this distance of its cell's newest replaces it, microtesla (default 2 µT,
         /// about 4× a typical phone magnetometer's noise of 0.3–0.5 µT).
         public var minimumSeparationMicrotesla: Double
+        /// A close sample is averaged into its cell's newest when their down directions are within
+        /// this angle, degrees (default 0: averages nothing). 3° takes a slow hand's consecutive
+        /// samples at 50 Hz (the dip constraint m·down = R sin I holds for the mean only if the
+        /// vertical barely moved). Measured with 3° (BENCHMARKS.md, sixteenth session): the first
+        /// use with 500 µT of hard iron at London holds 0.74° instead of 1.26° over ten seeds,
+        /// but in BROAD trial 29 the averaged samples of the still start near the magnet made a
+        /// provisional fit of 89 µT that cost the heading 19° RMS (`qibla-sim replay --offline
+        /// --setting calibrator.sampleSet.mergeAngleDegrees=3`); left off until a provisional fit
+        /// is kept from doing that.
+        public var mergeAngleDegrees: Double = 0
+        /// The running mean is over about this many samples (default 8: √8 less noise; a still
+        /// phone's slow drift is still followed within a few tenths of a second).
+        public var samplesAveraged: Int = 8
         /// The bounding-box centre is used only once the box spans this much on some axis,
         /// microtesla (default 20); before, the centre stays at zero, so the noise of a phone lying
         /// still cannot scatter over many cells.
@@ -77,6 +95,10 @@ public struct CalibrationSampleSet: Sendable {
     /// Per sample, the down direction in the device frame (unit), or zero when unknown.
     private var downs: ContiguousArray<Vector3>
     private var times: ContiguousArray<Double>
+    /// Per sample, how many raw samples its running mean holds (1 for a single one).
+    private var weights: ContiguousArray<Int32>
+    /// Per sample, its vertical's persistent error, radians (0: an accelerometer's, or none).
+    private var verticalSigmas: ContiguousArray<Double>
     /// Per cell: number of filled slots, and the slot of the newest sample.
     private var filled: ContiguousArray<Int32>
     private var newest: ContiguousArray<Int32>
@@ -84,6 +106,8 @@ public struct CalibrationSampleSet: Sendable {
     private var spareSamples: ContiguousArray<Vector3>
     private var spareDowns: ContiguousArray<Vector3>
     private var spareTimes: ContiguousArray<Double>
+    private var spareWeights: ContiguousArray<Int32>
+    private var spareVerticalSigmas: ContiguousArray<Double>
     private var boxMinimum = Vector3.zero, boxMaximum = Vector3.zero
 
     /// The centre directions are taken from, microtesla (the running hard-iron estimate).
@@ -110,13 +134,21 @@ public struct CalibrationSampleSet: Sendable {
         samples = ContiguousArray(repeating: .zero, count: capacity)
         downs = ContiguousArray(repeating: .zero, count: capacity)
         times = ContiguousArray(repeating: 0, count: capacity)
+        weights = ContiguousArray(repeating: 1, count: capacity)
+        verticalSigmas = ContiguousArray(repeating: 0, count: capacity)
         filled = ContiguousArray(repeating: 0, count: cells.cellCount)
         newest = ContiguousArray(repeating: 0, count: cells.cellCount)
         // Separate buffers now (not copies sharing storage, which would be copied on first write).
         spareSamples = ContiguousArray(repeating: .zero, count: capacity)
         spareDowns = ContiguousArray(repeating: .zero, count: capacity)
         spareTimes = ContiguousArray(repeating: 0, count: capacity)
+        spareWeights = ContiguousArray(repeating: 1, count: capacity)
+        spareVerticalSigmas = ContiguousArray(repeating: 0, count: capacity)
+        mergeCosine = cos(max(0, configuration.mergeAngleDegrees) * .pi / 180)
     }
+
+    /// cos(`mergeAngleDegrees`).
+    private let mergeCosine: Double
 
     /// Maximum number of samples held.
     public var capacity: Int { samples.count }
@@ -127,20 +159,23 @@ public struct CalibrationSampleSet: Sendable {
     /// Heap bytes owned by the set (its arrays), for the memory bound.
     public var storageBytes: Int {
         (samples.count + spareSamples.count + downs.count + spareDowns.count) * MemoryLayout<Vector3>.stride
-            + (times.count + spareTimes.count) * MemoryLayout<Double>.stride
-            + (filled.count + newest.count) * MemoryLayout<Int32>.stride
+            + (times.count + spareTimes.count + verticalSigmas.count + spareVerticalSigmas.count) * MemoryLayout<Double>.stride
+            + (filled.count + newest.count + weights.count + spareWeights.count) * MemoryLayout<Int32>.stride
     }
 
     /// The cell of a raw sample relative to the current centre, `nil` for a sample at the centre.
     @inlinable public func cell(ofRaw raw: Vector3) -> Int? { cells.index(of: raw - centreMicrotesla) }
 
     /// Stores a raw sample (microtesla) taken at `time` (seconds), with the device's down direction
-    /// then (device frame, any length; `.zero` when unknown). Returns its cell, or `nil` when the
-    /// sample was not finite or sits exactly at the centre. O(1), no allocation.
+    /// then (device frame, any length; `.zero` when unknown) and, when that direction is an
+    /// attitude filter's, its one-sigma error in radians (`verticalSigmaRadians`, errors that
+    /// persist from sample to sample; nil for an accelerometer's). Returns its cell, or `nil` when
+    /// the sample was not finite or sits exactly at the centre. O(1), no allocation.
     @discardableResult
-    public mutating func add(_ raw: Vector3, down: Vector3 = .zero, time: Double) -> Int? {
+    public mutating func add(_ raw: Vector3, down: Vector3 = .zero, verticalSigmaRadians: Double? = nil, time: Double) -> Int? {
         guard raw.isFinite, time.isFinite else { return nil }
         let down = down.isFinite ? (down.normalized ?? .zero) : .zero
+        let sigma = down == .zero ? 0 : max(0, verticalSigmaRadians.flatMap { $0.isFinite ? $0 : nil } ?? 0)
         acceptedCount += 1
         if centreFollowsBoundingBox {
             if acceptedCount == 1 {
@@ -155,17 +190,18 @@ public struct CalibrationSampleSet: Sendable {
             }
         }
         guard let cell = cell(ofRaw: raw) else { return nil }
-        store(raw, down: down, time: time, cell: cell)
+        store(raw, down: down, verticalSigma: sigma, time: time, cell: cell)
         return cell
     }
 
-    private mutating func store(_ raw: Vector3, down: Vector3, time: Double, cell: Int) {
+    private mutating func store(_ raw: Vector3, down: Vector3, verticalSigma: Double, time: Double, cell: Int, weight: Int32 = 1) {
         let base = cell * slots
         let count = Int(filled[cell])
         if count == 0 {
             filled[cell] = 1
             newest[cell] = 0
-            samples[base] = raw; downs[base] = down; times[base] = time
+            samples[base] = raw; downs[base] = down; times[base] = time; weights[base] = weight
+            verticalSigmas[base] = verticalSigma
             filledCellCount += 1
             sampleCount += 1
             distinctCount &+= 1
@@ -173,15 +209,31 @@ public struct CalibrationSampleSet: Sendable {
         }
         let latest = Int(newest[cell])
         let separation = configuration.minimumSeparationMicrotesla
-        if (samples[base + latest] - raw).dot(samples[base + latest] - raw) < separation * separation {
-            samples[base + latest] = raw; downs[base + latest] = down; times[base + latest] = time
+        let i = base + latest
+        if (samples[i] - raw).dot(samples[i] - raw) < separation * separation {
+            let stored = downs[i]
+            let filters = verticalSigma > 0 && verticalSigmas[i] > 0
+            let limit = Int32(max(1, configuration.samplesAveraged))
+            if filters, configuration.mergeAngleDegrees > 0, stored.dot(down) >= mergeCosine, limit > 1 {
+                // Running mean, weight 1/n up to the limit, then an exponential one over it.
+                let n = min(weights[i], limit - 1) + weight
+                let share = Double(weight) / Double(n)
+                samples[i] = samples[i] + (raw - samples[i]) * share
+                downs[i] = (stored + (down - stored) * share).normalized ?? down
+                verticalSigmas[i] += (verticalSigma - verticalSigmas[i]) * share
+                weights[i] = min(n, limit)
+            } else {
+                samples[i] = raw; downs[i] = down; weights[i] = weight; verticalSigmas[i] = verticalSigma
+            }
+            times[i] = time
             return
         }
         let slot = (latest + 1) % slots
         distinctCount &+= 1
         if count < slots { filled[cell] = Int32(count + 1); sampleCount += 1 }
         newest[cell] = Int32(slot)
-        samples[base + slot] = raw; downs[base + slot] = down; times[base + slot] = time
+        samples[base + slot] = raw; downs[base + slot] = down; times[base + slot] = time; weights[base + slot] = weight
+        verticalSigmas[base + slot] = verticalSigma
     }
 
     /// Sets the centre (e.g. to a fitted hard-iron offset) and re-buckets every stored sample by
@@ -198,7 +250,8 @@ public struct CalibrationSampleSet: Sendable {
             for k in 0..<count {
                 let slot = (Int(newest[cell]) + slots - count + 1 + k) % slots
                 spareSamples[n] = samples[base + slot]; spareDowns[n] = downs[base + slot]
-                spareTimes[n] = times[base + slot]
+                spareTimes[n] = times[base + slot]; spareWeights[n] = weights[base + slot]
+                spareVerticalSigmas[n] = verticalSigmas[base + slot]
                 n += 1
             }
         }
@@ -208,7 +261,8 @@ public struct CalibrationSampleSet: Sendable {
         sampleCount = 0
         for k in 0..<n {
             if let cell = cell(ofRaw: spareSamples[k]) {
-                store(spareSamples[k], down: spareDowns[k], time: spareTimes[k], cell: cell)
+                store(spareSamples[k], down: spareDowns[k], verticalSigma: spareVerticalSigmas[k], time: spareTimes[k], cell: cell,
+                      weight: spareWeights[k])
             }
         }
     }
@@ -218,13 +272,15 @@ public struct CalibrationSampleSet: Sendable {
     private mutating func sortSpareByTime(_ n: Int) {
         guard n > 1 else { return }
         for i in 1..<n {
-            let t = spareTimes[i], v = spareSamples[i], d = spareDowns[i]
+            let t = spareTimes[i], v = spareSamples[i], d = spareDowns[i], w = spareWeights[i], e = spareVerticalSigmas[i]
             var j = i - 1
             while j >= 0, spareTimes[j] > t {
                 spareTimes[j + 1] = spareTimes[j]; spareSamples[j + 1] = spareSamples[j]; spareDowns[j + 1] = spareDowns[j]
+                spareWeights[j + 1] = spareWeights[j]; spareVerticalSigmas[j + 1] = spareVerticalSigmas[j]
                 j -= 1
             }
-            spareTimes[j + 1] = t; spareSamples[j + 1] = v; spareDowns[j + 1] = d
+            spareTimes[j + 1] = t; spareSamples[j + 1] = v; spareDowns[j + 1] = d; spareWeights[j + 1] = w
+            spareVerticalSigmas[j + 1] = e
         }
     }
 
@@ -273,6 +329,30 @@ public struct CalibrationSampleSet: Sendable {
         return spareSamples.withUnsafeBufferPointer { s in
             spareDowns.withUnsafeBufferPointer { d in
                 body(UnsafeBufferPointer(rebasing: s[0..<n]), UnsafeBufferPointer(rebasing: d[0..<n]))
+            }
+        }
+    }
+
+    /// Calls `body` with the stored samples, their down directions and their verticals' persistent
+    /// errors (radians, 0 for an accelerometer's) packed contiguously, in the same order (in the
+    /// spare storage; valid only inside `body`). No allocation.
+    public mutating func withPackedSamplesDownsAndVerticalSigmas<R>(
+        _ body: (UnsafeBufferPointer<Vector3>, UnsafeBufferPointer<Vector3>, UnsafeBufferPointer<Double>) -> R) -> R {
+        var n = 0
+        for cell in 0..<cells.cellCount {
+            let base = cell * slots
+            for k in 0..<Int(filled[cell]) {
+                spareSamples[n] = samples[base + k]; spareDowns[n] = downs[base + k]
+                spareVerticalSigmas[n] = verticalSigmas[base + k]
+                n += 1
+            }
+        }
+        return spareSamples.withUnsafeBufferPointer { s in
+            spareDowns.withUnsafeBufferPointer { d in
+                spareVerticalSigmas.withUnsafeBufferPointer { v in
+                    body(UnsafeBufferPointer(rebasing: s[0..<n]), UnsafeBufferPointer(rebasing: d[0..<n]),
+                         UnsafeBufferPointer(rebasing: v[0..<n]))
+                }
             }
         }
     }

@@ -122,6 +122,15 @@ public struct MagnetometerCalibrator: Sendable {
         /// The same comparison lets a refinement that disagrees with the fit in use discard it
         /// (`fitsDiscardedForAChangedFieldCount`).
         public var comparesCorrectionsInTheWorld: Bool = true
+        /// The error of an attitude filter's vertical that persists from sample to sample while
+        /// the phone moves, degrees (default 1.4; `add(…verticalFromAttitudeFilter: true)`): it
+        /// joins the dip residual's sigma of such samples through the field's horizontal part
+        /// (CalibrationEstimator, "verticalSigmaRadians"), 0.9 µT at Karachi, 0.5 µT at London.
+        /// Measured in the first-use scene (`FirstUseVerticalTests`, `FIRST_USE_VERTICAL=1`): the
+        /// filter's vertical is 0.7–1.7° off RMS over the waving, its own tilt sigma 1.2–1.7°;
+        /// every sample fitted with it gave up to 1.6° of heading error at Karachi where the
+        /// scene's true vertical gave 0.5°. 0 takes the vertical's errors as independent.
+        public var attitudeFilterVerticalErrorDegrees: Double = 1.4
         /// The window of samples and attitudes for that comparison.
         public var fieldAttitudeHistory = FieldAttitudeHistory.Configuration()
         /// A disagreeing refinement discards the fit only when its circular variance in the world
@@ -434,8 +443,12 @@ public struct MagnetometerCalibrator: Sendable {
     ///     running backwards restarts the time steps.
     ///   - attitude: the attitude filter's attitude (device → world) at this sample while it
     ///     tracks with the gyroscope, else `nil` (``Configuration/comparesCorrectionsInTheWorld``).
+    ///   - verticalFromAttitudeFilter: `acceleration` is an attitude filter's vertical (its "up"
+    ///     times g), not an accelerometer's reading: its errors persist from sample to sample, so
+    ///     the fit weighs the sample's dip by ``Configuration/attitudeFilterVerticalErrorDegrees``,
+    ///     and close samples with the same vertical are averaged (`CalibrationSampleSet`).
     public mutating func add(rawMicrotesla raw: Vector3, accelerationMetresPerSecondSquared acceleration: Vector3?,
-                             time: Double, attitude: Quaternion? = nil) {
+                             time: Double, attitude: Quaternion? = nil, verticalFromAttitudeFilter: Bool = false) {
         guard raw.isFinite, time.isFinite else { return }
         if let attitude { history.add(raw: raw, attitude: attitude, time: time) }
         var step = 0.0
@@ -458,6 +471,7 @@ public struct MagnetometerCalibrator: Sendable {
             // hard (|a| within 5 % of g): a hand's swing tilts the apparent vertical.
             if abs(g - TiltCompensation.standardGravity) <= 0.05 * TiltCompensation.standardGravity { down = -a }
         }
+        let verticalSigma = verticalFromAttitudeFilter ? Angle.radians(configuration.attitudeFilterVerticalErrorDegrees) : nil
         let expectedMagnitude: Double? = state == .calibrated
             ? fit?.fieldMicrotesla : expectedField.map { $0.totalNanotesla / 1000 }
         let disturbed = detector.update(fieldMicrotesla: field, inclinationDegrees: inclination,
@@ -476,7 +490,7 @@ public struct MagnetometerCalibrator: Sendable {
             // Only new distinct samples count: a phone lying still (its samples replace each
             // other) costs no refinement attempts.
             let distinct = samples.distinctCount
-            samples.add(raw, down: down, time: time)
+            samples.add(raw, down: down, verticalSigmaRadians: verticalSigma, time: time)
             if samples.distinctCount != distinct { samplesSinceAttempt += 1 }
             if let last = lastAttemptTime, time - last < configuration.refineIntervalSeconds { return }
             if lastAttemptTime == nil { lastAttemptTime = time; return }
@@ -495,7 +509,7 @@ public struct MagnetometerCalibrator: Sendable {
                 motionAnchorTime = time
             }
             let distinct = samples.distinctCount
-            samples.add(raw, down: down, time: time)
+            samples.add(raw, down: down, verticalSigmaRadians: verticalSigma, time: time)
             if samples.distinctCount != distinct { samplesSinceAttempt += 1 }
             updateProgress()
             if let last = lastAttemptTime, time - last < configuration.fitIntervalSeconds { return }
@@ -610,8 +624,8 @@ public struct MagnetometerCalibrator: Sendable {
         var estimator = CalibrationEstimator.unallocated
         swap(&estimator, &self.estimator)
         let expected = expectedField
-        let result = samples.withPackedSamplesAndDowns { raw, down in
-            estimator.estimate(raw: raw, down: down, expectedField: expected, start: start)
+        let result = samples.withPackedSamplesDownsAndVerticalSigmas { raw, down, vertical in
+            estimator.estimate(raw: raw, down: down, verticalSigmaRadians: vertical, expectedField: expected, start: start)
         }
         swap(&estimator, &self.estimator)
         lastAttemptedEstimate = result
