@@ -318,19 +318,7 @@ public struct CalibrationSampleSet: Sendable {
     /// No allocation.
     public mutating func withPackedSamplesAndDowns<R>(
         _ body: (UnsafeBufferPointer<Vector3>, UnsafeBufferPointer<Vector3>) -> R) -> R {
-        var n = 0
-        for cell in 0..<cells.cellCount {
-            let base = cell * slots
-            for k in 0..<Int(filled[cell]) {
-                spareSamples[n] = samples[base + k]; spareDowns[n] = downs[base + k]
-                n += 1
-            }
-        }
-        return spareSamples.withUnsafeBufferPointer { s in
-            spareDowns.withUnsafeBufferPointer { d in
-                body(UnsafeBufferPointer(rebasing: s[0..<n]), UnsafeBufferPointer(rebasing: d[0..<n]))
-            }
-        }
+        withPackedSamplesDownsAndVerticalSigmas { raw, down, _ in body(raw, down) }
     }
 
     /// Calls `body` with the stored samples, their down directions and their verticals' persistent
