@@ -71,21 +71,21 @@ import Testing
         #expect(rms(declaredExact) < 0.25)
     }
 
-    /// With `mergeAngleDegrees` set, close samples that came with an attitude filter's vertical
-    /// are averaged (noise down by √8 after eight); an accelerometer's vertical, or a vertical
-    /// that turned, still replaces the newest. Off by default (BENCHMARKS.md: it helps the first
-    /// use at London and breaks BROAD trial 29).
-    @Test func closeSamplesWithTheSameFilterVerticalAreAveragedWhenAsked() {
+    /// Close samples that came with an attitude filter's vertical are averaged (noise down by √8
+    /// after eight); an accelerometer's vertical, or a vertical that turned, still replaces the
+    /// newest, and so does every sample with `mergeAngleDegrees` 0.
+    @Test func closeSamplesWithTheSameFilterVerticalAreAveraged() {
         var rng = SeededGenerator(seed: 7)
-        var configuration = CalibrationSampleSet.Configuration()
-        configuration.mergeAngleDegrees = 3
+        let configuration = CalibrationSampleSet.Configuration()
+        var replacing = configuration
+        replacing.mergeAngleDegrees = 0
         let truth = Vector3(30, -10, 45)
         let down = Vector3(0.1, 0.2, -1).normalized!
         let turned = Quaternion(rotationVector: Vector3(0, 0.17, 0)).rotate(down)  // 10° away
         func storedError(merging: Bool, sigma: Double?, alternate: Bool = false) -> Double {
             var sum = 0.0
             for trial in 0..<200 {
-                var set = CalibrationSampleSet(configuration: merging ? configuration : CalibrationSampleSet.Configuration())
+                var set = CalibrationSampleSet(configuration: merging ? configuration : replacing)
                 for k in 0..<8 {
                     let noise = Vector3(rng.gaussian(), rng.gaussian(), rng.gaussian()) * 0.25
                     set.add(truth + noise, down: alternate && k % 2 == 1 ? turned : down, verticalSigmaRadians: sigma,

