@@ -266,6 +266,12 @@ public struct CalibrationEstimate: Sendable, Equatable {
 /// (`CalibrationEstimate.headingSigmaDegrees`): small where the samples were, growing away from
 /// them, which is what acceptance and the published `HeadingError` use.
 ///
+/// Vertical: the dip residual carries any error of `down` through the field's horizontal part
+/// R|cos I|. An accelerometer's errors change from sample to sample and average out; an attitude
+/// filter's last for seconds and would pull the hard iron with them, so a sample may carry its
+/// vertical's persistent error ε (`verticalSigmaRadians`), and its dip residual's sigma becomes
+/// √(σ² + (R|cos I|·ε)²).
+///
 /// Cost: scratch allocated in `init`; an estimate over n samples is O(n · 11²) per iteration and
 /// allocates nothing.
 public struct CalibrationEstimator: Sendable {
@@ -326,7 +332,7 @@ public struct CalibrationEstimator: Sendable {
     ///     accelerometer's reading negated and normalised), or `.zero` when unknown or accelerated.
     ///   - verticalSigmaRadians: for each sample, the one-sigma error of its `down` that persists
     ///     from sample to sample (an attitude filter's tilt), radians, 0 where the errors are taken as
-    ///     independent (a raw accelerometer's); `nil` for 0 everywhere. See the type's "Vertical".
+    ///     independent (a raw accelerometer's); `nil` for 0 everywhere. See "Vertical" above.
     ///   - expectedField: WMM2025 at the location, or `nil`.
     ///   - start: a previous estimate to start from (else a linear first guess).
     public mutating func estimate(raw: UnsafeBufferPointer<Vector3>, down: UnsafeBufferPointer<Vector3>,

@@ -56,8 +56,8 @@ public struct CalibrationSampleSet: Sendable {
         public var sectorCount: Int
         /// Samples kept per cell (default 8: 1280 samples in all).
         public var samplesPerCell: Int
-        /// A sample within this distance of its cell's newest replaces it, microtesla (default 2 µT,
-        /// about 4× a typical phone magnetometer's noise of 0.3–0.5 µT).
+        /// A sample within this distance of its cell's newest replaces it or is averaged into it,
+        /// microtesla (default 2 µT, about 4× a typical phone magnetometer's noise of 0.3–0.5 µT).
         public var minimumSeparationMicrotesla: Double
         /// A close sample is averaged into its cell's newest when their down directions are within
         /// this angle, degrees (default 3: a slow hand's consecutive samples at 50 Hz; the dip

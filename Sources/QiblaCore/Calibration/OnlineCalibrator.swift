@@ -126,7 +126,7 @@ public struct MagnetometerCalibrator: Sendable {
         /// The error of an attitude filter's vertical that persists from sample to sample while
         /// the phone moves, degrees (default 1.4; `add(…verticalFromAttitudeFilter: true)`): it
         /// joins the dip residual's sigma of such samples through the field's horizontal part
-        /// (CalibrationEstimator, "verticalSigmaRadians"), 0.9 µT at Karachi, 0.5 µT at London.
+        /// (`CalibrationEstimator`, "Vertical"), 0.9 µT at Karachi, 0.5 µT at London.
         /// Measured in the first-use scene (`FirstUseVerticalTests`, `FIRST_USE_VERTICAL=1`): the
         /// filter's vertical is 0.7–1.7° off RMS over the waving, its own tilt sigma 1.2–1.7°;
         /// every sample fitted with it gave up to 1.6° of heading error at Karachi where the
