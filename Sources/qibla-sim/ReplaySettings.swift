@@ -23,6 +23,7 @@ enum ReplaySetting {
             ("filter.accelerometerNoisePerRateMetresPerSecondSquared", \.compass.attitudeFilter.accelerometerNoisePerRateMetresPerSecondSquared),
             ("filter.accelerometerLowPassSeconds", \.compass.attitudeFilter.accelerometerLowPassSeconds),
             ("filter.correlatedTiltErrorRadians", \.compass.attitudeFilter.correlatedTiltErrorRadians),
+            ("filter.magnetometerBiasMaximumRateRadiansPerSecond", \.compass.attitudeFilter.magnetometerBiasMaximumRateRadiansPerSecond),
             ("filter.magnetometerNoiseMicrotesla", \.compass.attitudeFilter.magnetometerNoiseMicrotesla),
             ("filter.magnetometerCorrelationSeconds", \.compass.attitudeFilter.magnetometerCorrelationSeconds),
             ("filter.magneticDisturbanceNoiseWeight", \.compass.attitudeFilter.magneticDisturbanceNoiseWeight),

@@ -17,6 +17,16 @@ struct StillPhone {
     }
 
     var acceleration: Vector3 { attitude.transposed * Vector3(0, 0, -TiltCompensation.standardGravity) }
+
+    /// The constant body rate (rad/s, device frame) that turns this attitude into `next` in
+    /// `seconds`: the log map of Rᵀ·R_next over the time (the mean rate over a gyroscope period).
+    func bodyRate(to next: StillPhone, seconds: Double) -> Vector3 {
+        let r = attitude.transposed * next.attitude
+        let c = max(-1, min(1, (r.row0.x + r.row1.y + r.row2.z - 1) / 2))
+        let angle = acos(c), s = sin(angle)
+        let v = Vector3(r.row2.y - r.row1.z, r.row0.z - r.row2.x, r.row1.x - r.row0.y)
+        return (abs(s) < 1e-12 ? v * 0.5 : v * (angle / (2 * s))) / seconds
+    }
     var field: Vector3 { attitude.transposed * earth }
 
     func trueHeading(_ axis: HeadingAxis) -> Double {
@@ -181,17 +191,52 @@ struct StillPhone {
             let phone = StillPhone(heading: heading, pitch: pitch)
             let next = StillPhone(heading: 40 + 60 * sin(2 * Double.pi * (t + 0.02) / 20), pitch: 20 * sin(2 * Double.pi * (t + 0.02) / 13))
             // The body rate that takes this attitude to the next one.
-            let r = phone.attitude.transposed * next.attitude
-            let c = max(-1, min(1, (r.row0.x + r.row1.y + r.row2.z - 1) / 2))
-            let angle = acos(c), s = sin(angle)
-            let v = Vector3(r.row2.y - r.row1.z, r.row0.z - r.row2.x, r.row1.x - r.row0.y)
-            let rate = (abs(s) < 1e-12 ? v * 0.5 : v * (angle / (2 * s))) / 0.02
+            let rate = phone.bodyRate(to: next, seconds: 0.02)
             f.addAngularVelocity(rate + bias(t + 0.02), time: t + 0.02)
             f.addAcceleration(next.acceleration, time: t + 0.026)
             f.addMagneticField(next.field, time: t + 0.033)
             if t > 70 { worstLate = max(worstLate, Angle.degrees((f.gyroscopeBiasRadiansPerSecond - bias(t)).length)) }
         }
         #expect(worstLate < bound, "bias error after the drift (\(sample)): \(worstLate) °/s")
+    }
+
+    /// Issue 36 (London's first use): a phone waved fast from the start (±50° of heading and ±35°
+    /// of pitch at 0.6–0.8 Hz, up to 190 °/s) at a 67° dip, its magnetometer's correction not
+    /// trusted for the first 10 s (a provisional fit: no bias learned from it), then trusted while
+    /// it is still 1.5 µT off — an error that turns with the phone, so its yaw innovations change
+    /// as fast as the attitude. The bias' uncertainty is still the prior's, and its gain takes
+    /// those changes for a rate. With the gain only below 1 rad/s the bias stays where it was;
+    /// at every rate it is pulled away.
+    @Test func aWavingPhoneWithAnAttitudeDependentFieldErrorTeachesNoBias() throws {
+        func worstBiasError(maximumRate: Double) -> Double {
+            var configuration = AttitudeFilter.Configuration()
+            configuration.magnetometerBiasMaximumRateRadiansPerSecond = maximumRate
+            var f = AttitudeFilter(configuration: configuration)
+            let bias = Vector3(0.7, -0.4, 0.5) * (Double.pi / 180)
+            let residual = Vector3(1.2, -0.6, 0.7)   // µT, device frame
+            func pose(_ t: Double) -> StillPhone {
+                return StillPhone(heading: 100 + 50 * sin(2 * Double.pi * 0.8 * t), pitch: 20 + 35 * sin(2 * Double.pi * 0.6 * t + 1),
+                                  roll: 15 * sin(2 * Double.pi * 0.7 * t), dipDegrees: 67)
+            }
+            var atTrust = 0.0, worst = 0.0
+            for step in 0..<(20 * 50) {
+                let t = Double(step) * 0.02
+                let phone = pose(t), next = pose(t + 0.02)
+                let rate = phone.bodyRate(to: next, seconds: 0.02)
+                f.addAngularVelocity(rate + bias, time: t + 0.02)
+                f.addAcceleration(next.acceleration, time: t + 0.026)
+                f.addMagneticField(next.field + residual, time: t + 0.033, learnsBias: t >= 10)
+                let error = Angle.degrees((f.gyroscopeBiasRadiansPerSecond - bias).length)
+                if step == 10 * 50 { atTrust = error }
+                if t >= 10 { worst = max(worst, error - atTrust) }
+            }
+            return worst
+        }
+        let gated = worstBiasError(maximumRate: AttitudeFilter.Configuration().magnetometerBiasMaximumRateRadiansPerSecond)
+        let everyRate = worstBiasError(maximumRate: .infinity)
+        print("a waving phone with a 1.5 µT field error: the bias pulled away by up to \(gated) °/s (the bias' gain at every rate: \(everyRate) °/s)")
+        #expect(gated < 0.3, "\(gated) °/s")
+        #expect(everyRate > 0.3, "the case exercises the gate: \(everyRate) °/s without it")
     }
 
     @Test func aDisturbanceHoldsTheHeadingOnTheGyroscopeWithAGrowingSigma() throws {

@@ -121,11 +121,7 @@ import Testing
         for step in 0..<Int(seconds * 50) {
             let t = start + Double(step) * 0.02
             let now = phone(t), next = phone(t + 0.02)
-            let r = now.attitude.transposed * next.attitude
-            let c = max(-1, min(1, (r.row0.x + r.row1.y + r.row2.z - 1) / 2))
-            let angle = acos(c), s = sin(angle)
-            let v = Vector3(r.row2.y - r.row1.z, r.row0.z - r.row2.x, r.row1.x - r.row0.y)
-            let rate = (abs(s) < 1e-12 ? v * 0.5 : v * (angle / (2 * s))) / 0.02
+            let rate = now.bodyRate(to: next, seconds: 0.02)
             f.addAngularVelocity(rate, time: t + 0.02)
             f.addAcceleration(next.acceleration, time: t + 0.026)
             f.addMagneticField(next.field * scale(t), time: t + 0.033, disturbed: disturbed(t))

@@ -96,7 +96,10 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   field's recent inconsistency with the reference
 ///   (``Configuration/magneticDisturbanceNoiseWeight``, τ_d 1 s); the gains on the tilt errors and
 ///   on the bias about the horizontal axes are zeroed (a magnetic error never tilts the attitude,
-///   now or through the bias), the covariance updated in Joseph form (valid for any gain).
+///   now or through the bias), and the bias' gain too while the phone turns faster than
+///   ``Configuration/magnetometerBiasMaximumRateRadiansPerSecond`` (errors that depend on the
+///   attitude change that fast too, and would be taken for a rate); the covariance updated in
+///   Joseph form (valid for any gain).
 /// - **Disturbance**: the field's strength and dip (measured with the filter's own vertical) are
 ///   compared with the expected field (``ExpectedMagneticField``, or a reference the filter learns
 ///   from agreeing samples when none is given) and with the caller's interference flag; while they
@@ -203,6 +206,18 @@ public struct AttitudeFilter: Sendable {
         /// Time constant of the running RMS of |a| − g₀ that adds to the accelerometer's
         /// noise, seconds (default 1: steps at 2 Hz keep it up).
         public var motionTimeConstantSeconds = 1.0
+        /// The magnetometer corrects the gyroscope's bias only while the phone turns slower than
+        /// this (the rate now or the recent one, whichever is higher), rad/s (default 1 ≈ 57°/s);
+        /// it corrects the yaw at every rate. In a faster motion the yaw innovation is dominated
+        /// by errors that depend on the attitude — the correction's residual (a hard-iron error
+        /// turns with the phone) and the tilt's leak through the dip (·tan|I|) — and they change
+        /// as fast as the attitude does, which the bias' gain takes for a rate: in London's first
+        /// use (dip 67°, issue 36) a fit accepted in the middle of the waving taught 2–3 °/s of
+        /// bias within two seconds, and the needle was held 16° off. In a hold or a slow turn
+        /// those errors stay put and the innovation's trend is the bias. Measured: the first use
+        /// over seeds 1–10 (BENCHMARKS.md, seventeenth session), holds at London 0.90° → 0.73°
+        /// RMS mean; BROAD at 48 Hz unchanged (the bias there is learned in its slow phases).
+        public var magnetometerBiasMaximumRateRadiansPerSecond = 1.0
         /// When no accelerometer sample has been useful for gravity for this long (gated off or
         /// too noisy: a phone shaken or vibrating, BROAD's vibration trials), seconds (default 1)…
         public var lowPassedGravityAfterSeconds = 1.0
@@ -1059,7 +1074,8 @@ public struct AttitudeFilter: Sendable {
         }
         let gain = update(innovation: innovation, attitudeRow: row,
                           noise: noise * correlatedNoiseFactor(interval: sinceLastUpdate) + slowSquare * slowFactor,
-                          tilt: false, yaw: true, bias: learnsBias)
+                          tilt: false, yaw: true,
+                          bias: learnsBias && max(rateNow, recentRateRadiansPerSecond) <= configuration.magnetometerBiasMaximumRateRadiansPerSecond)
         fieldYawCorrectionSigmaRadians = correctionSigma
         if let until = wakeRollbackUntil {
             if time <= until { wakeYawCorrectionRadians += gain.z * innovation } else { wakeRollbackUntil = nil }
