@@ -27,6 +27,7 @@ struct StillPhone {
         let v = Vector3(r.row2.y - r.row1.z, r.row0.z - r.row2.x, r.row1.x - r.row0.y)
         return (abs(s) < 1e-12 ? v * 0.5 : v * (angle / (2 * s))) / seconds
     }
+
     var field: Vector3 { attitude.transposed * earth }
 
     func trueHeading(_ axis: HeadingAxis) -> Double {
@@ -215,7 +216,7 @@ struct StillPhone {
             let bias = Vector3(0.7, -0.4, 0.5) * (Double.pi / 180)
             let residual = Vector3(1.2, -0.6, 0.7)   // µT, device frame
             func pose(_ t: Double) -> StillPhone {
-                return StillPhone(heading: 100 + 50 * sin(2 * Double.pi * 0.8 * t), pitch: 20 + 35 * sin(2 * Double.pi * 0.6 * t + 1),
+                StillPhone(heading: 100 + 50 * sin(2 * Double.pi * 0.8 * t), pitch: 20 + 35 * sin(2 * Double.pi * 0.6 * t + 1),
                                   roll: 15 * sin(2 * Double.pi * 0.7 * t), dipDegrees: 67)
             }
             var atTrust = 0.0, worst = 0.0
