@@ -18,8 +18,8 @@ and the field-pull floor; "largest" says which of these was the largest share mo
 
 The bounds at the end are arithmetic on the same instants, not a filter run: σ scaled by k, σ
 without its calibration term (√(σ² − calibration²)), and σ rebuilt with only the filter's
-covariance part scaled by k, with their shares within 1× and 3× and confidently wrong. --write replaces the section between the `honesty` markers in BENCHMARKS.md
-(not with --setting).
+covariance part scaled by k, with their shares within 1× and 3× and confidently wrong. --write
+replaces the section between the `honesty` markers in BENCHMARKS.md (not with --setting).
 """
 
 from __future__ import annotations
@@ -98,7 +98,7 @@ def main() -> None:
     if not logs:
         ap.error(f"no converted logs in {LOG_DIR} for rate {args.rate}: run scripts/broad/benchmark.py first")
 
-    rows, pooled = [], {"d": [], "s": [], "cal": [], "parts": []}
+    rows, pooled = [], {"d": [], "s": [], "parts": []}
     for log in logs:
         name = log.name.split(".")[0]
         out, parts = replay(args.qiblad_sim, log, extra)
@@ -121,8 +121,7 @@ def main() -> None:
         top = FILTER_PARTS[int(np.argmax(largest))] if largest is not None and largest.sum() else "—"
         rows.append((name, len(d), w1, w3, cw, float(np.median(d)), float(np.median(s[claim])) if claim.any() else float("nan"),
                      med, top))
-        pooled["d"].append(d); pooled["s"].append(s); pooled["cal"].append(col["calibration"])
-        pooled["parts"].append(p)
+        pooled["d"].append(d); pooled["s"].append(s); pooled["parts"].append(p)
 
     def f(x: float) -> str:
         return "—" if not np.isfinite(x) else f"{x:.2f}"
@@ -140,7 +139,8 @@ def main() -> None:
         L.append(f"| {name} | {n} | {w1:.0f} % | {w3:.0f} % | {cw} | {f(md)} | {f(ms)} | {f(med['filter'])} | "
                  f"{f(med['calibration'])} | {f(med['declination'])} | {f(med['covariance'])} | "
                  f"{f(med['integration'])} | {f(med['pull'])} | {top} |")
-    d, s, cal = (np.concatenate(pooled[k]) for k in ("d", "s", "cal"))
+    d, s, parts = (np.concatenate(pooled[k]) for k in ("d", "s", "parts"))
+    cal = parts[:, PARTS.index("calibration")]
     w1, w3, cw = shares(d, s)
     L += [f"| all | {len(d)} | {w1:.1f} % | {w3:.2f} % | {cw} | {f(float(np.median(d)))} | {f(float(np.median(s[s < 90])))} "
           "| | | | | | | |", "",
@@ -153,7 +153,6 @@ def main() -> None:
     no_cal = np.where(np.isfinite(cal) & (s < 90), np.sqrt(np.maximum(0, s ** 2 - np.nan_to_num(cal) ** 2)), s)
     a = shares(d, no_cal)
     L.append(f"| σ without its calibration term | {a[0]:.1f} % | {a[1]:.2f} % | {a[2]} |")
-    parts = np.concatenate(pooled["parts"])
     for k in (0.5, 0.3):
         a = shares(d, sigma_with_covariance_scaled(s, parts, k))
         L.append(f"| the filter's covariance P scaled by {k} (its other parts and the floors kept) "
