@@ -137,11 +137,34 @@ import Testing
             + "\(outcome.acceptedAtSeconds.map { String(Int($0)) } ?? "never") s; confidently wrong \(outcome.confidentlyWrong) instants")
         #expect(outcome.acceptedAtSeconds != nil, "the calibration is accepted")
         #expect(outcome.confidentlyWrong == 0, "never medium or high while wrong by more than 3× HeadingError")
-        // Issue 30's goal is 1°. Measured at seed 5: Karachi 0.23°, Jakarta 0.23°, London 0.66°;
-        // over seeds 1–10 (BENCHMARKS.md) means of 0.23°, 0.22° and 0.64° — at London's 67° dip
-        // the fit's own error of up to 1 µT, as large as with 40 µT of hard iron, is what is left.
-        #expect(outcome.score.holdRMSDegrees <= 1.5, "\(outcome.score)")
+        // Issue 30's goal is 1°. Measured at seed 5: Karachi 0.24°, Jakarta 0.23°, London 0.66°;
+        // over seeds 1–10 (BENCHMARKS.md) means of 0.23°, 0.22° and 0.55°, London's worst 0.85°
+        // (`theGoalsHoldAtEverySeedAtTheHighestDips`).
+        #expect(outcome.score.holdRMSDegrees <= 1, "\(outcome.score)")
         #expect(outcome.score.turnP95Degrees <= 5, "\(outcome.score)")
+    }
+
+    /// Not only at CI's seed: the two highest dips, where a fit's error turns the needle most
+    /// (·tan I), with the 40 µT unit, and London with 500 µT, at seeds 1–10. Before a fresh fit's
+    /// refinements were taken (`MagnetometerCalibrator.Configuration.freshFitSeconds`) London's
+    /// holds were 1.01° (seed 2) and 1.29° (seed 7) with 40 µT and 1.31° (seed 7) with 500 µT: the
+    /// fit accepted in the middle of the waving, through verticals still a degree off, stayed in
+    /// use for the whole scene. Simulated time: the result is the same on every run.
+    @Test(arguments: 1...10)
+    func theGoalsHoldAtEverySeedAtTheHighestDips(seed: Int) throws {
+        let istanbul = try #require(Self.sites.first { $0.name == "Istanbul" })
+        for (site, hardIron) in [(FusedNeedleTests.london, Vector3(28, -22, 18)), (istanbul, Vector3(28, -22, 18)),
+                                 (FusedNeedleTests.london, Vector3(-450, 200, 300))] {
+            let outcome = try Self.run(at: site, seed: UInt64(seed), hardIronMicrotesla: hardIron)
+            let label = "seed \(seed), \(site.name), \(Int(hardIron.length.rounded())) µT: \(outcome.score); confidently wrong \(outcome.confidentlyWrong)"
+            print("first use (model, 50 Hz) " + label)
+            #expect(outcome.acceptedAtSeconds != nil, "\(label)")
+            #expect(outcome.confidentlyWrong == 0, "\(label)")
+            #expect(outcome.score.holdRMSDegrees <= 1, "\(label)")
+            #expect(outcome.score.turnP95Degrees <= 5, "\(label)")
+            #expect(outcome.score.settleMedianMilliseconds <= 150, "\(label)")
+            #expect(outcome.score.worstDuringDisturbanceDegrees <= 3, "\(label)")
+        }
     }
 
     /// The scenes' seed: 5, or `FIRST_USE_SEED` to run another (the seed sweeps of BENCHMARKS.md).

@@ -69,7 +69,8 @@ public enum CalibrationHint: String, Sendable, Equatable, CaseIterable {
 ///   (→ `calibrated`), contradiction discards it (→ `collecting`).
 /// - `calibrated`: an accepted fit; samples keep being collected (bounded, while the field is not
 ///   disturbed) and every `refineIntervalSeconds` a new estimate replaces the fit when it is better
-///   determined (its worst heading sigma at most `refinementImprovement` of the current one) and
+///   determined (its worst heading sigma at most `refinementImprovement` of the current one; in
+///   the first `freshFitSeconds` after the acceptance, no worse determined) and
 ///   agrees with it (headings within 3 σ at every acceptance attitude). A new estimate that
 ///   disagrees, while the recent samples point the same way in the world more tightly through it
 ///   (`FieldAttitudeHistory`), contradicts the fit: the phone's own field changed (a magnet put
@@ -101,6 +102,23 @@ public struct MagnetometerCalibrator: Sendable {
         /// A refinement replaces the fit only when its worst heading sigma is at most this fraction
         /// of the current one's (default 0.8).
         public var refinementImprovement: Double
+        /// For this long after an acceptance from samples that came with the attitude filter's
+        /// vertical, seconds (default 20; 0 never), a refinement replaces the fit when its worst
+        /// heading sigma is at most `freshFitImprovement` (default 1: no worse determined) of the
+        /// current one's, instead of `refinementImprovement`. A fit is accepted as soon as its
+        /// covariance allows, often in the middle of the motion that calibrates it, from samples
+        /// whose verticals (the filter's, while it still learns the gyroscope's bias) carry errors
+        /// that last for seconds and that the covariance does not hold; the estimates of the next
+        /// seconds add calmer samples with better verticals and are better than their covariance
+        /// says. Later, the 20 % rule again: taking every refit at any time made real recordings
+        /// worse (BROAD trial 31 2.28° → 2.69°). An accelerometer's vertical does not get better
+        /// after the acceptance: without a gyroscope (`LowDipAccuracyTests`' units at London) the
+        /// rule made three fits better and three worse.
+        /// Measured (issue 36; BENCHMARKS.md, eighteenth session): the first use at London over
+        /// seeds 1–10, holds 0.73° → 0.57° RMS mean and the worst seed 1.29° → 0.84°; BROAD
+        /// 1.82° / 2.47° → 1.79° / 2.50° at 48 Hz, 2.03° / 2.28° → 1.95° / 2.26° at 286 Hz.
+        public var freshFitSeconds: Double = 20
+        public var freshFitImprovement: Double = 1
         /// A provisional estimate is used only while its residual is at most this fraction of its
         /// radius, or of the expected field's strength where that is smaller (default 0.08), and its
         /// radius is plausible (the acceptance range widened by half).
@@ -274,6 +292,12 @@ public struct MagnetometerCalibrator: Sendable {
     private var estimator: CalibrationEstimator
     private var detector: MagneticInterferenceDetector
     private var lastTime: Double?
+    /// When the fit in use was accepted (sample time, seconds) while the samples came with the
+    /// attitude filter's vertical (``Configuration/freshFitSeconds``); nil otherwise and for a
+    /// restored fit.
+    private var acceptedTime: Double?
+    /// The latest sample came with the attitude filter's vertical (`add(…verticalFromAttitudeFilter:)`).
+    private var latestVerticalFromAttitudeFilter = false
     private var lastAttemptTime: Double?
     private var samplesSinceAttempt = 0
     private var motionAnchor: Vector3?
@@ -408,6 +432,7 @@ public struct MagnetometerCalibrator: Sendable {
         fit = restored
         alternativeFit = nil
         estimate = nil
+        acceptedTime = nil
         uncorrectedFieldFitsAsWell = false
         state = .unvalidated
         progress = 1
@@ -473,6 +498,7 @@ public struct MagnetometerCalibrator: Sendable {
             if abs(g - TiltCompensation.standardGravity) <= 0.05 * TiltCompensation.standardGravity { down = -a }
         }
         let verticalSigma = verticalFromAttitudeFilter ? Angle.radians(configuration.attitudeFilterVerticalErrorDegrees) : nil
+        latestVerticalFromAttitudeFilter = verticalFromAttitudeFilter
         let expectedMagnitude: Double? = state == .calibrated
             ? fit?.fieldMicrotesla : expectedField.map { $0.totalNanotesla / 1000 }
         let disturbed = detector.update(fieldMicrotesla: field, inclinationDegrees: inclination,
@@ -601,6 +627,7 @@ public struct MagnetometerCalibrator: Sendable {
         fit = nil
         alternativeFit = nil
         estimate = nil
+        acceptedTime = nil
         uncorrectedFieldFitsAsWell = false
         state = .collecting
         progress = 0
@@ -801,6 +828,7 @@ public struct MagnetometerCalibrator: Sendable {
     }
 
     private mutating func accept(_ result: CalibrationEstimate) {
+        acceptedTime = latestVerticalFromAttitudeFilter ? lastTime : nil
         uncorrectedFieldFitsAsWell = uncorrectedFieldFitsAsWell(as: result.fit)
         use(result.fit)
         estimate = result
@@ -839,7 +867,10 @@ public struct MagnetometerCalibrator: Sendable {
             discard(countAsContradiction: true)
             return
         }
-        guard worst <= configuration.refinementImprovement * currentWorst else { return }
+        let sinceAcceptance = acceptedTime.flatMap { accepted in lastTime.map { $0 - accepted } }
+        let fresh = sinceAcceptance.map { $0 >= 0 && $0 <= configuration.freshFitSeconds } ?? false
+        let improvement = fresh ? configuration.freshFitImprovement : configuration.refinementImprovement
+        guard worst <= improvement * currentWorst else { return }
         // A much better determined estimate (half the sigma) replaces the fit even when it
         // disagrees: it was computed from the same samples and more, so the old fit was wrong
         // beyond its sigma (the settling check makes that rare, not impossible).
