@@ -136,3 +136,45 @@ import Testing
         }
     }
 }
+
+/// `MagnetometerCalibrator.Configuration.freshFitSeconds` on its own: the calibrator alone, given
+/// the first use's samples (London, seed 7, the worst seed before the rule; Karachi, seed 7) with
+/// the accelerometer's vertical, declared as the attitude filter's or not.
+@Suite struct FreshFitTests {
+    struct Outcome { var acceptedAt: Double?; var refinementsInWindow: Int; var refinements: Int }
+
+    static func run(freshFitSeconds: Double, verticalFromAttitudeFilter: Bool, seed: UInt64 = 7,
+                    site: FusedNeedleTests.Site = FusedNeedleTests.london) throws -> Outcome {
+        let w = try FirstUseVerticalTests.waving(at: site, seed: seed, seconds: 60)
+        var configuration = MagnetometerCalibrator.Configuration()
+        configuration.freshFitSeconds = freshFitSeconds
+        var calibrator = MagnetometerCalibrator(configuration: configuration)
+        calibrator.setExpectedField(MagneticModel.wmm2025.field(at: site.position, decimalYear: CalibrationIntegrationTests.now))
+        var outcome = Outcome(acceptedAt: nil, refinementsInWindow: 0, refinements: 0)
+        for (k, raw) in w.raw.enumerated() {
+            let t = Double(k) / 50
+            calibrator.add(rawMicrotesla: raw, accelerationMetresPerSecondSquared: -w.accelerometerDown[k], time: t,
+                           verticalFromAttitudeFilter: verticalFromAttitudeFilter)
+            if outcome.acceptedAt == nil, calibrator.state == .calibrated { outcome.acceptedAt = t }
+            if let accepted = outcome.acceptedAt, t - accepted <= 20 { outcome.refinementsInWindow = calibrator.refinementCount }
+        }
+        outcome.refinements = calibrator.refinementCount
+        return outcome
+    }
+
+    /// Within 20 s of an acceptance through the filter's verticals a refit no worse determined is
+    /// taken; without the rule, or through an accelerometer's verticals, the 20 % rule decides.
+    @Test func aFreshFitsRefitsAreTakenOnlyThroughTheFiltersVertical() throws {
+        let fresh = try Self.run(freshFitSeconds: 20, verticalFromAttitudeFilter: true)
+        let never = try Self.run(freshFitSeconds: 0, verticalFromAttitudeFilter: true)
+        // Karachi, seed 7: without the condition on the filter's verticals the rule took 3 refits
+        // here where the 20 % rule takes 1.
+        let accelerometer = try Self.run(freshFitSeconds: 20, verticalFromAttitudeFilter: false, seed: 7, site: FusedNeedleTests.karachi)
+        let accelerometerNever = try Self.run(freshFitSeconds: 0, verticalFromAttitudeFilter: false, seed: 7, site: FusedNeedleTests.karachi)
+        print("fresh fit: \(fresh); rule off: \(never); accelerometer's vertical: \(accelerometer), rule off: \(accelerometerNever)")
+        #expect(fresh.acceptedAt != nil && fresh.acceptedAt == never.acceptedAt)
+        #expect(fresh.refinementsInWindow > never.refinementsInWindow, "\(fresh) against \(never)")
+        #expect(accelerometer.acceptedAt != nil && accelerometerNever.refinements >= 1)
+        #expect(accelerometer.refinements == accelerometerNever.refinements, "\(accelerometer) against \(accelerometerNever)")
+    }
+}

@@ -113,11 +113,12 @@ public struct MagnetometerCalibrator: Sendable {
         /// says. Later, the 20 % rule again: taking every refit at any time made real recordings
         /// worse (BROAD trial 31 2.28° → 2.69°). An accelerometer's vertical does not get better
         /// after the acceptance: without a gyroscope (`LowDipAccuracyTests`' units at London) the
-        /// rule made three fits better and three worse.
+        /// rule made three fits better and three worse (`FreshFitTests`).
         /// Measured (issue 36; BENCHMARKS.md, eighteenth session): the first use at London over
         /// seeds 1–10, holds 0.73° → 0.57° RMS mean and the worst seed 1.29° → 0.84°; BROAD
         /// 1.82° / 2.47° → 1.79° / 2.50° at 48 Hz, 2.03° / 2.28° → 1.95° / 2.26° at 286 Hz.
         public var freshFitSeconds: Double = 20
+        /// The fraction `refinementImprovement` becomes within `freshFitSeconds` (default 1).
         public var freshFitImprovement: Double = 1
         /// A provisional estimate is used only while its residual is at most this fraction of its
         /// radius, or of the expected field's strength where that is smaller (default 0.08), and its
