@@ -68,7 +68,8 @@ enum ReplaySetting {
     }
 
     static func flags() -> [(name: String, path: WritableKeyPath<Configuration, Bool>)] {
-        [("filter.keepsYawAcrossUntiltedGap", \.compass.attitudeFilter.keepsYawAcrossUntiltedGap)]
+        [("filter.keepsYawAcrossUntiltedGap", \.compass.attitudeFilter.keepsYawAcrossUntiltedGap),
+         ("filter.constantScaleFactorInSigma", \.compass.attitudeFilter.constantScaleFactorInSigma)]
     }
 
     static var names: [String] { numbers().map(\.name) + flags().map(\.name) }

@@ -693,6 +693,48 @@ struct StillPhone {
         #expect(f.heading(at: 5.02 + 1) == nil, "not beyond the gap limit")
     }
 
+    /// A gyroscope reading 1 % fast, the magnetometer silent for 10 s while a face-up phone turns
+    /// about the vertical: spinning one way (20 rad, so the needle ends 0.2 rad off), or swinging
+    /// back and forth (net turn 0, so it ends where the gyroscope's noise leaves it). The same
+    /// filter with the sigma's scale factor as a white stand-in (the gains' model) and as the
+    /// constant it is (`Configuration.constantScaleFactorInSigma`).
+    @Test func theSigmaTakesTheScaleFactorAsTheConstantItIs() throws {
+        func run(spinning: Bool, constant: Bool) throws -> (error: Double, sigma: Double) {
+            var configuration = AttitudeFilter.Configuration()
+            configuration.constantScaleFactorInSigma = constant
+            var f = AttitudeFilter(configuration: configuration)
+            StillPhone(heading: 30).feed(&f, from: 0, seconds: 5)
+            let rate = 50.0, seconds = 10.0
+            // Heading (degrees) at t seconds into the turn: 2 rad/s one way, or a 2 s swing of ±2 rad/s.
+            func heading(_ t: Double) -> Double {
+                spinning ? 30 + Angle.degrees(2 * t) : 30 + Angle.degrees(2 / Double.pi * (1 - cos(Double.pi * t)))
+            }
+            let n = Int(seconds * rate)
+            for k in 0..<n {
+                let t = Double(k) / rate
+                let phone = StillPhone(heading: heading(t))
+                let next = StillPhone(heading: heading(t + 1 / rate))
+                f.addAngularVelocity(phone.bodyRate(to: next, seconds: 1 / rate) * 1.01, time: 5 + t)
+                f.addAcceleration(phone.acceleration, time: 5 + t + 0.3 / rate)
+            }
+            let end = StillPhone(heading: heading(seconds))
+            f.addAngularVelocity(.zero, time: 5 + seconds)
+            let h = try #require(f.heading(at: 5 + seconds))
+            return (abs(Angle.turn(from: end.trueHeading(.top), to: h.magneticHeadingDegrees)), h.sigmaDegrees)
+        }
+        let spinWhite = try run(spinning: true, constant: false), spin = try run(spinning: true, constant: true)
+        #expect(abs(spin.error - spinWhite.error) < 1e-9, "the gains are the same")
+        #expect(spin.error > 10, "1 % of 20 rad: \(spin.error)°")
+        #expect(spinWhite.error > 3 * spinWhite.sigma, "the white stand-in is confidently wrong: \(spinWhite)")
+        #expect(spin.error <= 2 * spin.sigma, "the constant is not: \(spin)")
+        let swingWhite = try run(spinning: false, constant: false), swing = try run(spinning: false, constant: true)
+        #expect(swing.error < 1 && swing.error <= swing.sigma, "\(swing)")
+        #expect(swing.sigma < 0.6 * swingWhite.sigma, "a swing back and forth errs by nothing: \(swing.sigma)° against \(swingWhite.sigma)°")
+        print(String(format: "scale factor 1 %% without the magnetometer: spinning %.2f° off, sigma %.2f° (white stand-in %.2f°); "
+                     + "swinging %.2f° off, sigma %.2f° (white stand-in %.2f°)",
+                     spin.error, spin.sigma, spinWhite.sigma, swing.error, swing.sigma, swingWhite.sigma))
+    }
+
     @Test func handAccelerationDoesNotTiltTheAttitude() throws {
         var f = AttitudeFilter()
         let phone = StillPhone(heading: 20, dipDegrees: 68)
