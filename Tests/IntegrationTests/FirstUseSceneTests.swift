@@ -53,15 +53,22 @@ import Testing
         let scene = try Self.scene(at: site, seconds: seconds, seed: seed, hardIronMicrotesla: hardIronMicrotesla)
         var replay = SensorReplay(position: position, unixSecondsAtStart: Date().timeIntervalSince1970, hasGyroscope: true)
         var noise = GaussianNoise(seed: seed), gyroNoise = GaussianNoise(seed: seed ^ 0x77)
+        // A measurement (FIRST_USE_AGE_MS=J): each sample's value taken a random 0…J ms before its
+        // stamp, as a polled register's (FusedNeedleTimingSweep), for the sensors named in
+        // FIRST_USE_AGE_SENSORS (g, m, a; all by default). Without it the samples are as before.
+        let maximumAge = (ProcessInfo.processInfo.environment["FIRST_USE_AGE_MS"].flatMap(Double.init) ?? 0) / 1000
+        let aged = ProcessInfo.processInfo.environment["FIRST_USE_AGE_SENSORS"] ?? "gma"
+        var age = SplitMix64(seed: seed ^ 0xA9E)
         var readings: [NeedleRecorder.Reading] = []
         var confident = 0, worst = 0.0
         var accepted: Double?
         let steps = Int(seconds * rateHertz)
         for k in 0...steps {
             let t = Double(k) / rateHertz
-            let m = scene.magnetometerReadingMicrotesla(at: t, noiseMicrotesla: noise.nextVector(standardDeviation: scene.magnetometerNoiseMicrotesla))
-            let a = scene.accelerometerReadingMetresPerSecondSquared(at: t, noise: noise.nextVector(standardDeviation: scene.accelerometerNoiseMetresPerSecondSquared))
-            let w = scene.gyroscopeReadingRadiansPerSecond(at: t, periodSeconds: 1 / rateHertz, noise: gyroNoise.nextVector(standardDeviation: scene.gyroscope.noiseDegreesPerSecond * .pi / 180))
+            let taken = t - (maximumAge > 0 ? age.nextUnitInterval() * maximumAge : 0)
+            let m = scene.magnetometerReadingMicrotesla(at: aged.contains("m") ? taken : t, noiseMicrotesla: noise.nextVector(standardDeviation: scene.magnetometerNoiseMicrotesla))
+            let a = scene.accelerometerReadingMetresPerSecondSquared(at: aged.contains("a") ? taken : t, noise: noise.nextVector(standardDeviation: scene.accelerometerNoiseMetresPerSecondSquared))
+            let w = scene.gyroscopeReadingRadiansPerSecond(at: aged.contains("g") ? taken : t, periodSeconds: 1 / rateHertz, noise: gyroNoise.nextVector(standardDeviation: scene.gyroscope.noiseDegreesPerSecond * .pi / 180))
             let o = replay.apply(timeSeconds: t, acceleration: a, angularVelocity: w, magneticField: m)
             readings.append(.init(timeSeconds: t, magneticHeading: o.magneticHeadingDegrees, headingError: o.headingErrorDegrees, fused: o.fused))
             if accepted == nil, replay.model.compass.state.calibrationState == .calibrated { accepted = t }

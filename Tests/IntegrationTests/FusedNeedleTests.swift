@@ -39,6 +39,10 @@ import TestSupport
     /// sample rate of 50 Hz and up to 50 heading signals a second (issue 30's table was measured
     /// with `max-signal-rate = 50`).
     static let measuring = ""
+    /// `FUSED_NEEDLE_BUFFERED=1` runs every scene with the devices' IIO buffers (a measurement):
+    /// each scan carries its scene time as its timestamp, where a polled register's value is 0–10 ms
+    /// older than the time it is read.
+    static let bufferedByRequest = ProcessInfo.processInfo.environment["FUSED_NEEDLE_BUFFERED"] == "1"
 
     struct Run {
         var score: NeedleScore
@@ -52,7 +56,8 @@ import TestSupport
 
     /// Runs `kind` for `seconds` (after `warmUp` seconds the scoring starts) and scores the needle.
     static func run(_ kind: PersonScene, at site: Site, seconds: Double, warmUp: Double = 6,
-                    configuration: String = measuring, seed: UInt64 = 3, unit: (Scene) -> Scene = { $0 }) throws -> Run {
+                    configuration: String = measuring, seed: UInt64 = 3, buffered: Bool = bufferedByRequest,
+                    unit: (Scene) -> Scene = { $0 }) throws -> Run {
         let position = site.position
         let qibla = try #require(GreatCircle.initialBearingDegrees(from: position, to: Qibla.defaultKaaba))
         // A first use ends with its magnet: the scene lasts exactly as long as the run.
@@ -62,8 +67,9 @@ import TestSupport
                          trajectory: .constant(.init(headingDegrees: qibla)), magnetometerNoiseMicrotesla: 0.4,
                          accelerometerNoiseMetresPerSecondSquared: 0.04)
         let scene = unit(motion.scene(from: base))
-        let rig = try CompassRig(scene: scene, location: "\(site.latitude),\(site.longitude)", configuration: configuration,
-                                 rate: 100, claim: false, gyroscope: true)
+        let rig = try CompassRig(scene: scene, location: "\(site.latitude),\(site.longitude)",
+                                 configuration: (buffered ? "sensor-mode = buffered\n" : "") + configuration,
+                                 rate: 100, claim: false, buffered: buffered, gyroscope: true)
         let recorder = try NeedleRecorder(bus: rig.daemon.bus)
         defer { recorder.stop() }
         let simulator = rig.phone.simulator
