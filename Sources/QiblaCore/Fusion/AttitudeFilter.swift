@@ -160,8 +160,10 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 /// complementary filter with scheduled gains (Mahony et al. 2008, the corrections split the same
 /// way) held 1.3–1.6° RMS at a high dip against 0.7° here, followed a magnet that kept the field's
 /// strength and dip (29° against 0.8°; the innovation gate needs a covariance) and has no sigma of
-/// its own, which `HeadingError` needs honest in every scene: here the same P that sets the gains
-/// gives it (55–90 % of the errors within 1σ in every scene of the sweep), and a disturbance's
+/// its own, which `HeadingError` needs honest in every scene: here the P that sets the gains gives
+/// it, with the gyroscope's scale factor taken as the constant it is
+/// (``Configuration/constantScaleFactorInSigma``; 55–90 % of the errors within 1σ in every scene
+/// of the sweep), and a disturbance's
 /// hold widens it by the gyroscope's own error model. It is never below the field's recent pull
 /// on the yaw (``Configuration/fieldPullSeconds``): a field that creeps within the gate (BROAD
 /// trial 36) is followed, but not with a confident sigma.
