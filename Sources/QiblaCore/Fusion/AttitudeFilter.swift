@@ -28,8 +28,9 @@ public struct FusedHeading: Sendable, Equatable {
 /// diagnosis (`qibla-sim replay --offline --sigma-parts`): which assumption makes a sigma large.
 public struct FusedHeadingSigmaParts: Sendable, Equatable {
     /// The filter's covariance P seen through the heading's Jacobian (yaw, and the tilt leaking
-    /// through the axis' own slope), plus the bias' and an unknown angular acceleration's share
-    /// when the heading is extrapolated.
+    /// through the axis' own slope), with the gyroscope's scale factor as a constant
+    /// (``AttitudeFilter/Configuration/constantScaleFactorInSigma``), plus the bias' and an unknown
+    /// angular acceleration's share when the heading is extrapolated.
     public var covarianceDegrees = 0.0
     /// Rate at an instant or mean over a period (``AttitudeFilter/Configuration/gyroscopeSample``):
     /// the two integrations' difference, the rate times half a period.
