@@ -1354,10 +1354,12 @@ public struct AttitudeFilter: Sendable {
                + Matrix3.diagonal((g * g + scale * scale) * dt)).symmetrised
         ptb = ptb + m
         pbb = pbb + Matrix3.diagonal(bw * bw * dt)
-        let wm = b * wbb
-        wtt = (wtt + b * wtb.transposed + wtb * b.transposed + wm * b.transposed + Matrix3.diagonal(scale * scale * dt)).symmetrised
-        wtb = wtb + wm
-        mt = mt + b * mb - b * Matrix3(omega.x, 0, 0, 0, omega.y, 0, 0, 0, omega.z)
+        if configuration.constantScaleFactorInSigma {
+            let wm = b * wbb
+            wtt = (wtt + b * wtb.transposed + wtb * b.transposed + wm * b.transposed + Matrix3.diagonal(scale * scale * dt)).symmetrised
+            wtb = wtb + wm
+            mt = mt + b * mb - b * Matrix3(omega.x, 0, 0, 0, omega.y, 0, 0, 0, omega.z)
+        }
     }
 
     /// One scalar measurement y = h·δx + v, v ~ N(0, noise), with h = (attitudeRow, 0); gains on
@@ -1389,7 +1391,7 @@ public struct AttitudeFilter: Sendable {
         let newBB = pbb - Matrix3.outer(kb, pb) - Matrix3.outer(pb, kb) + Matrix3.outer(kb, kb) * total
         guard newTT.isFinite, newTB.isFinite, newBB.isFinite else { return .zero }
         ptt = newTT.symmetrised; ptb = newTB; pbb = newBB.symmetrised
-        do {
+        if configuration.constantScaleFactorInSigma {
             let wt = wtt * h + wtb * hb
             let wb = wtb.transposed * h + wbb * hb
             let ws = h.dot(wt) + hb.dot(wb)
