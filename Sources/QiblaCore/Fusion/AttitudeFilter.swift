@@ -169,9 +169,9 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 /// on the yaw (``Configuration/fieldPullSeconds``): a field that creeps within the gate (BROAD
 /// trial 36) is followed, but not with a confident sigma.
 ///
-/// Sample rate: the sweep meets every goal of issue 30 at 20, 50 and 100 Hz (at 20 Hz the sigma's
-/// ceiling only since ``Configuration/constantScaleFactorInSigma``: table/high 90 % → 87 % within
-/// 1σ).
+/// Sample rate: the sweep meets every goal of issue 30 at 20, 50 and 100 Hz (at 20 Hz the sigma
+/// was at the ceiling's edge until ``Configuration/constantScaleFactorInSigma``: table/high 90 % →
+/// 87 % within 1σ).
 ///
 /// Pure: no clock, no I/O; the caller passes every sample's time (seconds, any monotonic origin).
 public struct AttitudeFilter: Sendable {
