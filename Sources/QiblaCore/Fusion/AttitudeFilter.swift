@@ -1324,6 +1324,26 @@ public struct AttitudeFilter: Sendable {
         return true
     }
 
+    /// A covariance's attitude blocks (attitude–attitude, attitude–bias) carried over a period: the
+    /// bias error turns the attitude by `biasToAttitude` (−R·Δt), plus white `attitudeNoise` (rad²)
+    /// on each axis; the bias block is the caller's.
+    private static func propagated(_ tt: Matrix3, _ tb: Matrix3, _ bb: Matrix3, biasToAttitude b: Matrix3,
+                                   attitudeNoise: Double) -> (Matrix3, Matrix3) {
+        let m = b * bb
+        let newTT = (tt + b * tb.transposed + tb * b.transposed + m * b.transposed + Matrix3.diagonal(attitudeNoise)).symmetrised
+        return (newTT, tb + m)
+    }
+
+    /// Joseph form P' = P − k pᵀ − p kᵀ + s k kᵀ for a covariance's blocks, with p = P h split
+    /// into its attitude and bias parts (`pt`, `pb`), s = hᵀPh + the measurement's noise, and the
+    /// gain k = (`kt`, `kb`); not yet symmetrised.
+    private static func josephUpdated(_ tt: Matrix3, _ tb: Matrix3, _ bb: Matrix3, pt: Vector3, pb: Vector3, total: Double,
+                                      kt: Vector3, kb: Vector3) -> (Matrix3, Matrix3, Matrix3) {
+        (tt - Matrix3.outer(kt, pt) - Matrix3.outer(pt, kt) + Matrix3.outer(kt, kt) * total,
+         tb - Matrix3.outer(kt, pb) - Matrix3.outer(pt, kb) + Matrix3.outer(kt, kb) * total,
+         bb - Matrix3.outer(kb, pb) - Matrix3.outer(pb, kb) + Matrix3.outer(kb, kb) * total)
+    }
+
     /// A tilt re-levelled from the accelerometer, the yaw kept: only the yaw's shares stay.
     private mutating func keepYawShares() {
         wtt = Matrix3(0, 0, 0, 0, 0, 0, 0, 0, wtt.row2.z); wtb = Matrix3.diagonal(0)
@@ -1347,18 +1367,13 @@ public struct AttitudeFilter: Sendable {
         // A vector fixed in space, seen from the turned device.
         if let stored = lowPassedAcceleration { lowPassedAcceleration = step.inverseRotate(stored) }
         let b = rotation * (-dt)
-        let m = b * pbb
         let g = configuration.gyroscopeNoiseRadiansPerSecondPerRootHertz
         let scale = configuration.gyroscopeScaleFactorError * omega.length
         let bw = configuration.gyroscopeBiasRandomWalkRadiansPerSecondPerRootSecond
-        ptt = (ptt + b * ptb.transposed + ptb * b.transposed + m * b.transposed
-               + Matrix3.diagonal((g * g + scale * scale) * dt)).symmetrised
-        ptb = ptb + m
+        (ptt, ptb) = Self.propagated(ptt, ptb, pbb, biasToAttitude: b, attitudeNoise: (g * g + scale * scale) * dt)
         pbb = pbb + Matrix3.diagonal(bw * bw * dt)
         if configuration.constantScaleFactorInSigma {
-            let wm = b * wbb
-            wtt = (wtt + b * wtb.transposed + wtb * b.transposed + wm * b.transposed + Matrix3.diagonal(scale * scale * dt)).symmetrised
-            wtb = wtb + wm
+            (wtt, wtb) = Self.propagated(wtt, wtb, wbb, biasToAttitude: b, attitudeNoise: scale * scale * dt)
             mt = mt + b * mb - b * Matrix3(omega.x, 0, 0, 0, omega.y, 0, 0, 0, omega.z)
         }
     }
@@ -1386,19 +1401,15 @@ public struct AttitudeFilter: Sendable {
         if !yaw { kt.z = 0 }
         if !bias { kb = .zero }
         if !correctsAttitude { kt = .zero }
-        let total = s
-        let newTT = ptt - Matrix3.outer(kt, pt) - Matrix3.outer(pt, kt) + Matrix3.outer(kt, kt) * total
-        let newTB = ptb - Matrix3.outer(kt, pb) - Matrix3.outer(pt, kb) + Matrix3.outer(kt, kb) * total
-        let newBB = pbb - Matrix3.outer(kb, pb) - Matrix3.outer(pb, kb) + Matrix3.outer(kb, kb) * total
+        let (newTT, newTB, newBB) = Self.josephUpdated(ptt, ptb, pbb, pt: pt, pb: pb, total: s, kt: kt, kb: kb)
         guard newTT.isFinite, newTB.isFinite, newBB.isFinite else { return .zero }
         ptt = newTT.symmetrised; ptb = newTB; pbb = newBB.symmetrised
         if configuration.constantScaleFactorInSigma {
+            // The white scale factor's share: the same gains, no measurement noise.
             let wt = wtt * h + wtb * hb
             let wb = wtb.transposed * h + wbb * hb
-            let ws = h.dot(wt) + hb.dot(wb)
-            wtt = (wtt - Matrix3.outer(kt, wt) - Matrix3.outer(wt, kt) + Matrix3.outer(kt, kt) * ws).symmetrised
-            wtb = wtb - Matrix3.outer(kt, wb) - Matrix3.outer(wt, kb) + Matrix3.outer(kt, kb) * ws
-            wbb = (wbb - Matrix3.outer(kb, wb) - Matrix3.outer(wb, kb) + Matrix3.outer(kb, kb) * ws).symmetrised
+            let (tt, tb, bb) = Self.josephUpdated(wtt, wtb, wbb, pt: wt, pb: wb, total: h.dot(wt) + hb.dot(wb), kt: kt, kb: kb)
+            wtt = tt.symmetrised; wtb = tb; wbb = bb.symmetrised
             let r = mt.transposed * h + mb.transposed * hb
             mt = mt - Matrix3.outer(kt, r)
             mb = mb - Matrix3.outer(kb, r)
