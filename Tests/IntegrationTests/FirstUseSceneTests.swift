@@ -56,7 +56,10 @@ import Testing
         // A measurement (FIRST_USE_AGE_MS=J): each sample's value taken a random 0…J ms before its
         // stamp, as a polled register's (FusedNeedleTimingSweep), for the sensors named in
         // FIRST_USE_AGE_SENSORS (g, m, a; all by default). Without it the samples are as before.
+        // FIRST_USE_DELAY_MS=D adds a constant D ms to those sensors' age (a chip's low-pass
+        // filter's group delay; PollingDriver.chipRateOversampling).
         let maximumAge = (ProcessInfo.processInfo.environment["FIRST_USE_AGE_MS"].flatMap(Double.init) ?? 0) / 1000
+        let delay = (ProcessInfo.processInfo.environment["FIRST_USE_DELAY_MS"].flatMap(Double.init) ?? 0) / 1000
         let aged = ProcessInfo.processInfo.environment["FIRST_USE_AGE_SENSORS"] ?? "gma"
         var age = SplitMix64(seed: seed ^ 0xA9E)
         var readings: [NeedleRecorder.Reading] = []
@@ -65,7 +68,7 @@ import Testing
         let steps = Int(seconds * rateHertz)
         for k in 0...steps {
             let t = Double(k) / rateHertz
-            let taken = t - (maximumAge > 0 ? age.nextUnitInterval() * maximumAge : 0)
+            let taken = t - delay - (maximumAge > 0 ? age.nextUnitInterval() * maximumAge : 0)
             let m = scene.magnetometerReadingMicrotesla(at: aged.contains("m") ? taken : t, noiseMicrotesla: noise.nextVector(standardDeviation: scene.magnetometerNoiseMicrotesla))
             let a = scene.accelerometerReadingMetresPerSecondSquared(at: aged.contains("a") ? taken : t, noise: noise.nextVector(standardDeviation: scene.accelerometerNoiseMetresPerSecondSquared))
             let w = scene.gyroscopeReadingRadiansPerSecond(at: aged.contains("g") ? taken : t, periodSeconds: 1 / rateHertz, noise: gyroNoise.nextVector(standardDeviation: scene.gyroscope.noiseDegreesPerSecond * .pi / 180))

@@ -163,6 +163,10 @@ private func stillScene() -> Scene {
         let expectedName = phone == .pinephone ? "mpu6050" : "lsm9ds1_gyro"
         #expect(rig.harness.availableGyroscopes.first == .some(expectedName))
         #expect(rig.harness.hub.activeModes[.gyroscope] == .polling)
+        // The chip is asked for 4× the 20 Hz reads (PollingDriver.chipRateOversampling): the
+        // nearest rate each lists at or above 80 Hz; the driver's own is back at release.
+        let device = rig.scratch.sysfs + "/bus/iio/devices/iio:device2"
+        #expect(rig.attribute(device, "sampling_frequency") == (phone == .pinephone ? "100" : "119.000"))
         #expect(rig.pump { rig.harness.samples(.gyroscope).count >= 5 })
         // The scene turns at a constant 40 °/s with fixed tilt: ω is constant in the device frame.
         let expected = rig.simulator.scene.worldToDevice(at: 0) * Vector3(0, 0, Angle.radians(40))
@@ -171,6 +175,7 @@ private func stillScene() -> Scene {
             #expect(maxComponentDifference(sample.vector, expected) <= scale, "\(sample.vector) vs \(expected)")
         }
         rig.harness.stopAndExpectQuiet()
+        #expect(rig.attribute(device, "sampling_frequency") == (phone == .pinephone ? "50" : "59.500"))
     }
 
     @Test("buffered, one device: one scan carries accelerometer and gyroscope; channels restored at release")

@@ -124,8 +124,9 @@ func lis3mdlScan(_ x: Int16, _ y: Int16, _ z: Int16, timestamp: Int64) -> [UInt8
         #expect(harness.available.first?.0 == "lis3mdl" && harness.available.first?.1 == nil)
         #expect(harness.pump { harness.samples(.magnetometer).count >= 3 })
         #expect(harness.hub.activeModes[.magnetometer] == .polling)
-        // Nearest available rate ≥ 20 Hz is 20.
-        #expect(fixture.trimmed(device: 0, "sampling_frequency") == "20")
+        // Polling asks the chip for 4× the read rate (PollingDriver.chipRateOversampling): the
+        // nearest available rate ≥ 80 Hz is 80.
+        #expect(fixture.trimmed(device: 0, "sampling_frequency") == "80")
         let samples = harness.samples(.magnetometer)
         // (1000, −2000, 3000) × 0.000146 G × 100 µT/G = (14.6, −29.2, 43.8), then M = [0 1 0; 1 0 0; 0 0 −1].
         for sample in samples { expectClose(sample.vector, Vector3(-29.2, 14.6, -43.8)) }

@@ -11,6 +11,28 @@ import QiblaPlatform
 import SystemPackage
 
 final class PollingDriver: SensorDriver {
+    /// The chip's own rate asked for while polling, as a multiple of the read rate (4; the nearest
+    /// rate the device lists at or above it, else its fastest). A polled register holds what the
+    /// chip measured at its own rate, and the drivers make a read wait on that rate:
+    /// - inv_mpu6050 (`inv_mpu6050_read_channel_data`, drivers/iio/imu/inv_mpu6050/inv_mpu_core.c)
+    ///   keeps the engine on and returns the register's latest sample, up to one chip period old,
+    ///   behind the low-pass filter the driver sets from that rate (`inv_mpu6050_set_lpf`): at 50 Hz
+    ///   a 20 Hz filter, 8.3 ms of the gyroscope's delay; at 200 Hz 98 Hz, 2.8 ms (MPU-6000/6050
+    ///   register map rev. 4.2, register 26);
+    /// - st_sensors (`st_sensors_read_info_raw`, drivers/iio/common/st_sensors/st_sensors_core.c:
+    ///   the LIS3MDL, the LSM9DS1's magnetometer, ST accelerometers) powers the chip on for each
+    ///   axis read and sleeps `bootime` chip periods before it (2 for the LIS3MDL: 100 ms an axis
+    ///   at 20 Hz);
+    /// - st_lsm6dsx (`st_lsm6dsx_read_oneshot`: the LSM6DSx, the LSM9DS1's accelerometer and
+    ///   gyroscope) the same with 3–4 periods since Linux 5.17 (50–67 ms an axis at 59.5 Hz).
+    /// So at 4× a polled value is at most a quarter of a read period old, and a read blocks the
+    /// sampling thread a quarter as long. Where the driver powers the chip for each read that is
+    /// a shorter on-time; where the engine runs anyway it costs nothing measurable (an MPU-6050's
+    /// gyroscope draws 3.6 mA at any rate); a magnetometer that measures continuously draws a
+    /// little more while a client holds a claim. Buffered mode asks for the read rate itself:
+    /// its scans carry the time the chip took them.
+    static let chipRateOversampling = 4.0
+
     let device: IIODevice
     let calibration: AxisCalibration
     private let configuration: SensorConfiguration
@@ -37,7 +59,7 @@ final class PollingDriver: SensorDriver {
         }
         // Computed outside the log call: swift-log evaluates messages only when the level is enabled.
         let rateNote = configureSamplingFrequency(device: device, kind: calibration.kind,
-                                                  requestedHertz: configuration.effectiveSampleRateHertz,
+                                                  requestedHertz: configuration.effectiveSampleRateHertz * Self.chipRateOversampling,
                                                   restorer: &restorer)
         facts.note("\(calibration.kind.rawValue) driver", "\(device) polling: \(rateNote)", to: logger)
         let motionEvent = restsOnMotionEvent ? findMotionEvent() : nil
