@@ -61,7 +61,9 @@ final class PollingDriver: SensorDriver {
         let rateNote = configureSamplingFrequency(device: device, kind: calibration.kind,
                                                   requestedHertz: configuration.effectiveSampleRateHertz * Self.chipRateOversampling,
                                                   restorer: &restorer)
-        facts.note("\(calibration.kind.rawValue) driver", "\(device) polling: \(rateNote)", to: logger)
+        facts.note("\(calibration.kind.rawValue) driver",
+                   "\(device) polling at \(configuration.effectiveSampleRateHertz) Hz, the chip asked for \(Int(Self.chipRateOversampling))× that: \(rateNote)",
+                   to: logger)
         let motionEvent = restsOnMotionEvent ? findMotionEvent() : nil
         do {
             let path = device.sysfsPath, slash = path.lastIndex(of: "/")
