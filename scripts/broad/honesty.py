@@ -69,6 +69,19 @@ def shares(d: np.ndarray, s: np.ndarray) -> tuple[float, float, int]:
     return (float(np.mean(d <= s) * 100), float(np.mean(d <= 3 * s) * 100), int(np.sum((d > 3 * s) & (s < 10.0))))
 
 
+def scale_for_ceiling(d: np.ndarray, s: np.ndarray) -> tuple[float, float]:
+    """The factor σ would have to be multiplied by for exactly 90 % of the errors within 1× (the
+    90th percentile of |d|/σ over the instants whose σ says anything, σ < 90°), and the largest
+    |d|/σ where σ < 10° (3 is confidently wrong): a trial whose largest ratio is more than three
+    times its 90th percentile cannot meet the window's ceiling without a confident error under any
+    one factor on its σ."""
+    claim = s < 90
+    confident = s < 10.0
+    p90 = float(np.quantile(d[claim] / s[claim], 0.9)) if claim.any() else float("nan")
+    worst = float(np.max(d[confident] / s[confident])) if confident.any() else float("nan")
+    return p90, worst
+
+
 def sigma_with_covariance_scaled(s: np.ndarray, parts: np.ndarray, k: float) -> np.ndarray:
     """σ rebuilt from its parts (as `FusedHeadingSigmaParts` and `HeadingErrorModel.estimateFused`
     sum them) with the filter's covariance part scaled by k; the published σ where the heading is
@@ -120,7 +133,7 @@ def main() -> None:
         w1, w3, cw = shares(d, s)
         top = FILTER_PARTS[int(np.argmax(largest))] if largest is not None and largest.sum() else "—"
         rows.append((name, len(d), w1, w3, cw, float(np.median(d)), float(np.median(s[claim])) if claim.any() else float("nan"),
-                     med, top))
+                     med, top, *scale_for_ceiling(d, s)))
         pooled["d"].append(d); pooled["s"].append(s); pooled["parts"].append(p)
 
     def f(x: float) -> str:
@@ -131,19 +144,23 @@ def main() -> None:
          f"instant `evaluate.py` scores for honesty, at {285.714 / args.rate:.1f} Hz"
          + (f"; settings {', '.join(args.setting)}" if args.setting else "") + ". Medians in degrees over the "
          "instants whose σ is below 90°. σ = √(filter² + calibration² + declination²); the filter's sigma = "
-         "max(√(P² + integration² + disagreement² + reference²), pull) (`FusedHeadingSigmaParts`).", "",
+         "max(√(P² + integration² + disagreement² + reference²), pull) (`FusedHeadingSigmaParts`). "
+         "\"σ × for 90 %\": the factor the trial's σ would need for 90 % of its errors within 1× (the 90th "
+         "percentile of \\|d\\|/σ; below 1, σ is wider than the ceiling allows); \"largest \\|d\\|/σ\": "
+         "where σ < 10° (3 is confidently wrong). A trial whose largest ratio is more than three times its "
+         "factor cannot meet the ceiling under any one factor on its σ without a confident error.", "",
          "| trial | instants | within 1× | within 3× | confidently wrong | \\|d\\| | σ | filter | calibration | "
-         "declination | P | integration | pull | largest filter part |",
-         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|"]
-    for name, n, w1, w3, cw, md, ms, med, top in rows:
+         "declination | P | integration | pull | largest filter part | σ × for 90 % | largest \\|d\\|/σ |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+    for name, n, w1, w3, cw, md, ms, med, top, p90, worst in rows:
         L.append(f"| {name} | {n} | {w1:.0f} % | {w3:.0f} % | {cw} | {f(md)} | {f(ms)} | {f(med['filter'])} | "
                  f"{f(med['calibration'])} | {f(med['declination'])} | {f(med['covariance'])} | "
-                 f"{f(med['integration'])} | {f(med['pull'])} | {top} |")
+                 f"{f(med['integration'])} | {f(med['pull'])} | {top} | {f(p90)} | {f(worst)} |")
     d, s, parts = (np.concatenate(pooled[k]) for k in ("d", "s", "parts"))
     cal = parts[:, PARTS.index("calibration")]
     w1, w3, cw = shares(d, s)
     L += [f"| all | {len(d)} | {w1:.1f} % | {w3:.2f} % | {cw} | {f(float(np.median(d)))} | {f(float(np.median(s[s < 90])))} "
-          "| | | | | | | |", "",
+          "| | | | | | | | | |", "",
           "What the window's ceiling (≤ 90 % within 1×, and never confidently wrong) would take, pooled over the "
           "trials (arithmetic on the instants above, not a filter run):", "",
           "| σ instead of the published one | within 1× | within 3× | confidently wrong |", "|---|---:|---:|---:|"]
