@@ -23,7 +23,10 @@
 /// bus). What goes on at rest is a mean, not the period's own samples (``restingAcceleration``,
 /// ``restingField``): the heading's window (0.5 s) holds one period at 2 Hz, and one sample's
 /// heading is degrees off at a high dip (0.5 µT against Reykjavik's 12 µT horizontal field is
-/// 2.3°). A drift hands the reference over (the exponential mean follows the change), and
+/// 2.3°). A drift must also stand out of the drift's own noise
+/// (``Configuration/driftSigmas``, each sensor's noise measured from its successive still samples),
+/// or a sensor noisier than the thresholds assume hands over noise. A drift hands the reference
+/// over (the exponential mean follows the change), and
 /// ``Configuration/settleSamples`` samples later the plain mean of the samples since then (the
 /// reference at 2 Hz still carries half a sample's noise); the rest of the time the value last
 /// passed on is the mean of the still stretch that led to the rest.
@@ -73,14 +76,23 @@ public struct RestDetector: Sendable, Equatable {
         /// Samples after a drift's hand-over at rest when the plain mean of the samples since is
         /// handed over (default 8: 4 s at 2 Hz; its noise a third of a sample's).
         public var settleSamples: Int
+        /// A drift must also exceed this many sigmas of the difference between the reference and
+        /// the value last handed over, the sigmas from each sensor's own noise as measured over its
+        /// still samples (default 4: Gaussian noise alone then moves a reference that far in about one
+        /// period of a thousand; 0 turns it off). The drift thresholds above assume a phone's
+        /// noise (0.05 m/s², 0.4 µT); a noisier sensor's references wander further: BROAD's
+        /// magnetometer, 0.85 µT per axis, handed over 4-reading means 1.2 µT off every few
+        /// seconds at rest (trial 03 at 170.5 s: 4.4° off for 2.5 s, with `HeadingError` 1.9°).
+        public var driftSigmas: Double
 
         public init(accelerationThresholdMetresPerSecondSquared: Double = 0.35, fieldThresholdMicrotesla: Double = 3,
                     restAfterSeconds: Double = 2, restAfterSecondsWithoutGyroscope: Double = 1,
                     firstRestAfterSecondsWithoutGyroscope: Double = 0.5, firstRestAfterSeconds: Double? = nil,
                     referenceSeconds: Double = 1,
                     accelerationDriftMetresPerSecondSquared: Double = 0.2, fieldDriftMicrotesla: Double = 1.2,
-                    settleSamples: Int = 8) {
+                    settleSamples: Int = 8, driftSigmas: Double = 4) {
             self.settleSamples = max(1, settleSamples)
+            self.driftSigmas = driftSigmas.isFinite ? max(0, driftSigmas) : 0
             self.restAfterSecondsWithoutGyroscope = restAfterSecondsWithoutGyroscope
             self.firstRestAfterSecondsWithoutGyroscope = firstRestAfterSecondsWithoutGyroscope
             self.firstRestAfterSeconds = firstRestAfterSeconds
@@ -120,8 +132,15 @@ public struct RestDetector: Sendable, Equatable {
     private var handedOverFieldCount = 0
     /// Samples in each reference's mean since it was last set by motion.
     private var accelerationCount = 0, fieldCount = 0
-    /// The weight the field's reference gave its last sample (1 when motion set it).
-    private var fieldWeight = 1.0
+    /// The weight the field's reference gave its last sample (1 when motion set it); the same
+    /// for the acceleration's.
+    private var fieldWeight = 1.0, accelerationWeight = 1.0
+    /// Each sensor's noise per axis, measured over its samples since it last moved (the still
+    /// stretch that leads to a rest, then the rest's reads; ``Configuration/driftSigmas``): what a
+    /// hand's jitter below the motion threshold added before is not kept into the rest.
+    private var accelerationNoise = NoiseEstimate(), fieldNoise = NoiseEstimate()
+    /// How many samples the acceleration handed over is the mean of.
+    private var handedOverAccelerationCount = 0
     /// The plain means of the samples since the last motion or drift hand-over, and their counts.
     private var settledAcceleration = RunningMean(), settledField = RunningMean()
     /// A drift was handed over at rest; the settled mean follows when it has enough samples.
@@ -145,6 +164,31 @@ public struct RestDetector: Sendable, Equatable {
         }
     }
 
+    /// A sensor's noise variance per axis, from the differences of successive still samples:
+    /// E|xₖ − xₖ₋₁|² = 6σ² for white noise. Successive differences, not distances to the
+    /// reference: a nudge below the motion threshold moves one difference, but every distance to
+    /// the reference until the reference has followed it, and would read as noise that hides the
+    /// next nudge. A plain mean over the first ``RunningMean/limit`` samples, then exponential.
+    private struct NoiseEstimate: Sendable, Equatable {
+        var variance = 0.0
+        var count = 0
+        var previous: Vector3?
+        mutating func add(_ sample: Vector3) {
+            defer { previous = sample }
+            guard let previous else { return }
+            let difference = sample - previous
+            let value = difference.dot(difference) / 6
+            guard value.isFinite else { return }
+            count = min(count + 1, RunningMean.limit)
+            variance += (value - variance) / Double(count)
+        }
+        /// The sigma of the difference between two means of `a` and `b` samples, per axis.
+        func differenceSigma(_ a: Int, _ b: Int) -> Double {
+            guard count > 0 else { return 0 }
+            return (variance * (1 / Double(max(1, a)) + 1 / Double(max(1, b)))).squareRoot()
+        }
+    }
+
     public init(configuration: Configuration = Configuration()) {
         self.configuration = configuration
     }
@@ -156,9 +200,11 @@ public struct RestDetector: Sendable, Equatable {
         guard a.isFinite, time.isFinite else { return isResting }
         let moved = referenceAcceleration.map { ($0 - a).length > configuration.accelerationThresholdMetresPerSecondSquared } ?? true
         let first = referenceAcceleration == nil
+        if moved { accelerationNoise = NoiseEstimate() }
+        accelerationNoise.add(a)
         accelerationCount = moved ? 1 : accelerationCount + 1
-        referenceAcceleration = moved ? a : Self.mean(referenceAcceleration, a, count: accelerationCount,
-                                                         dt: time - accelerationTime, tau: configuration.referenceSeconds).mean
+        (referenceAcceleration, accelerationWeight) = moved ? (a, 1)
+            : Self.mean(referenceAcceleration, a, count: accelerationCount, dt: time - accelerationTime, tau: configuration.referenceSeconds)
         if moved { settledAcceleration.restart(a) } else { settledAcceleration.add(a) }
         accelerationTime = time
         return update(moved: moved, first: first, time: time)
@@ -171,6 +217,8 @@ public struct RestDetector: Sendable, Equatable {
         guard m.isFinite, time.isFinite else { return isResting }
         let moved = referenceField.map { ($0 - m).length > configuration.fieldThresholdMicrotesla } ?? true
         let first = referenceField == nil
+        if moved { fieldNoise = NoiseEstimate() }
+        fieldNoise.add(m)
         fieldCount = moved ? 1 : fieldCount + 1
         (referenceField, fieldWeight) = moved ? (m, 1) : Self.mean(referenceField, m, count: fieldCount, dt: time - fieldTime,
                                                                    tau: configuration.referenceSeconds)
@@ -228,11 +276,17 @@ public struct RestDetector: Sendable, Equatable {
     /// rest the caller passes ``restingAcceleration`` and ``restingField`` on in place of the
     /// period's own samples. Call it once per sampling period, after that period's samples.
     public mutating func shouldHandOver() -> Bool {
-        func drifted(_ reference: Vector3?, from handedOver: Vector3?, by threshold: Double) -> Bool {
+        // Beyond the configured threshold and, at rest, beyond `driftSigmas` of the difference's
+        // own noise (its length over √3 per-axis sigmas: χ with 3 degrees of freedom).
+        func drifted(_ reference: Vector3?, from handedOver: Vector3?, by threshold: Double, sigma: Double) -> Bool {
             guard let reference else { return false }
             guard let handedOver else { return true }
-            return (reference - handedOver).length > threshold
+            let distance = (reference - handedOver).length
+            return distance > threshold && (!isResting || distance > configuration.driftSigmas * sigma)
         }
+        let accelerationSigma = accelerationNoise.differenceSigma(
+            Self.equivalentCount(count: accelerationCount, weight: accelerationWeight), handedOverAccelerationCount)
+        let fieldSigma = fieldNoise.differenceSigma(Self.equivalentCount(count: fieldCount, weight: fieldWeight), handedOverFieldCount)
         // A rest's first period goes on once, as the still stretch's plain means: what the heading
         // holds from then on, and one more sample for whatever counts time in the stream (the
         // interference detector asks for a calibration after 0.5 s of mismatching samples, and a
@@ -241,13 +295,14 @@ public struct RestDetector: Sendable, Equatable {
         if isResting, restingAtLastCall, !restAnnounced {
             restAnnounced = true
             settleDue = false
-            handOver(acceleration: settledAcceleration.mean, field: settledField.mean.map { ($0, settledField.count) })
+            handOver(acceleration: settledAcceleration.mean.map { ($0, settledAcceleration.count) }, field: settledField.mean.map { ($0, settledField.count) })
             return true
         }
         if !isResting { restAnnounced = false }
-        if !isResting || drifted(referenceAcceleration, from: handedOverAcceleration, by: configuration.accelerationDriftMetresPerSecondSquared)
-            || drifted(referenceField, from: handedOverField, by: configuration.fieldDriftMicrotesla) {
-            handOver(acceleration: referenceAcceleration,
+        if !isResting || drifted(referenceAcceleration, from: handedOverAcceleration, by: configuration.accelerationDriftMetresPerSecondSquared,
+                                 sigma: accelerationSigma)
+            || drifted(referenceField, from: handedOverField, by: configuration.fieldDriftMicrotesla, sigma: fieldSigma) {
+            handOver(acceleration: referenceAcceleration.map { ($0, Self.equivalentCount(count: accelerationCount, weight: accelerationWeight)) },
                      field: referenceField.map { ($0, Self.equivalentCount(count: fieldCount, weight: fieldWeight)) },
                      keepingMissing: false)
             // At rest a drift restarts the plain means from the references (the samples before
@@ -263,7 +318,7 @@ public struct RestDetector: Sendable, Equatable {
                                settledField.mean == nil ? Int.max : settledField.count)
         if settleDue, settledCount != Int.max, settledCount > configuration.settleSamples {
             settleDue = false
-            handOver(acceleration: settledAcceleration.mean, field: settledField.mean.map { ($0, settledField.count) })
+            handOver(acceleration: settledAcceleration.mean.map { ($0, settledAcceleration.count) }, field: settledField.mean.map { ($0, settledField.count) })
             return true
         }
         return false
@@ -272,8 +327,12 @@ public struct RestDetector: Sendable, Equatable {
     /// Records what goes on: the means, and how many samples the field's is of. A missing value
     /// keeps what was handed over before, unless `keepingMissing` is false (then the reference's
     /// own absence).
-    private mutating func handOver(acceleration: Vector3?, field: (Vector3, Int)?, keepingMissing: Bool = true) {
-        if acceleration != nil || !keepingMissing { handedOverAcceleration = acceleration }
+    private mutating func handOver(acceleration: (Vector3, Int)?, field: (Vector3, Int)?, keepingMissing: Bool = true) {
+        if let acceleration {
+            (handedOverAcceleration, handedOverAccelerationCount) = (acceleration.0, max(1, acceleration.1))
+        } else if !keepingMissing {
+            (handedOverAcceleration, handedOverAccelerationCount) = (nil, 0)
+        }
         if let field {
             (handedOverField, handedOverFieldCount) = (field.0, max(1, field.1))
         } else if !keepingMissing {
