@@ -164,18 +164,25 @@ public struct RestDetector: Sendable, Equatable {
         }
     }
 
-    /// A sensor's noise variance per axis, from the differences of successive still samples:
-    /// E|xₖ − xₖ₋₁|² = 6σ² for white noise. Successive differences, not distances to the
-    /// reference: a nudge below the motion threshold moves one difference, but every distance to
-    /// the reference until the reference has followed it, and would read as noise that hides the
-    /// next nudge. A plain mean over the first ``RunningMean/limit`` samples, then exponential.
+    /// A sensor's noise variance per axis, from the differences of still samples at least
+    /// ``spacingSeconds`` apart: E|xₖ − xⱼ|² = 6σ² for independent samples. Samples closer
+    /// together can share a chip's output period (a chip read faster than it measures repeats its
+    /// value; BROAD's still magnetometer at 48 Hz gives 0.62 µT from neighbours and from samples
+    /// 0.5 s apart alike, trial 07 at 146–163 s). Differences, not
+    /// distances to the reference: a nudge below the motion threshold moves one difference, but
+    /// every distance to the reference until the reference has followed it, and would read as
+    /// noise that hides the next nudge. A plain mean over the first ``RunningMean/limit``
+    /// differences, then exponential.
     private struct NoiseEstimate: Sendable, Equatable {
+        static let spacingSeconds = 0.1
         var variance = 0.0
         var count = 0
         var previous: Vector3?
-        mutating func add(_ sample: Vector3) {
-            defer { previous = sample }
-            guard let previous else { return }
+        var previousTime = 0.0
+        mutating func add(_ sample: Vector3, time: Double) {
+            guard let previous, time >= previousTime else { (self.previous, previousTime) = (sample, time); return }
+            guard time - previousTime >= Self.spacingSeconds else { return }
+            (self.previous, previousTime) = (sample, time)
             let difference = sample - previous
             let value = difference.dot(difference) / 6
             guard value.isFinite else { return }
@@ -201,7 +208,7 @@ public struct RestDetector: Sendable, Equatable {
         let moved = referenceAcceleration.map { ($0 - a).length > configuration.accelerationThresholdMetresPerSecondSquared } ?? true
         let first = referenceAcceleration == nil
         if moved { accelerationNoise = NoiseEstimate() }
-        accelerationNoise.add(a)
+        accelerationNoise.add(a, time: time)
         accelerationCount = moved ? 1 : accelerationCount + 1
         (referenceAcceleration, accelerationWeight) = moved ? (a, 1)
             : Self.mean(referenceAcceleration, a, count: accelerationCount, dt: time - accelerationTime, tau: configuration.referenceSeconds)
@@ -218,7 +225,7 @@ public struct RestDetector: Sendable, Equatable {
         let moved = referenceField.map { ($0 - m).length > configuration.fieldThresholdMicrotesla } ?? true
         let first = referenceField == nil
         if moved { fieldNoise = NoiseEstimate() }
-        fieldNoise.add(m)
+        fieldNoise.add(m, time: time)
         fieldCount = moved ? 1 : fieldCount + 1
         (referenceField, fieldWeight) = moved ? (m, 1) : Self.mean(referenceField, m, count: fieldCount, dt: time - fieldTime,
                                                                    tau: configuration.referenceSeconds)
