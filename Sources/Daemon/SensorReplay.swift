@@ -70,7 +70,7 @@ public struct SensorReplay: Sendable {
         let start = firstInstantSeconds ?? timeSeconds
         firstInstantSeconds = start
         let now = unixSecondsAtStart + (timeSeconds - start)
-        var resting = false, meanOfFields = 1
+        var resting = false, meanOfFields = 1, meanOfAccelerations = 1
         if restSampleRateHertz != nil {
             resting = detector.isResting
             if resting, let last = lastRestReadSeconds, let hertz = restSampleRateHertz,
@@ -89,7 +89,9 @@ public struct SensorReplay: Sendable {
             }
             if resting {
                 // The still stretch's means go on in place of the instant's own samples.
-                if acceleration != nil { acceleration = detector.restingAcceleration ?? acceleration }
+                if acceleration != nil, let mean = detector.restingAcceleration {
+                    (acceleration, meanOfAccelerations) = (mean, max(1, detector.restingAccelerationSampleCount))
+                }
                 if magneticField != nil, let mean = detector.restingField {
                     (magneticField, meanOfFields) = (mean, max(1, detector.restingFieldSampleCount))
                 }
@@ -98,7 +100,10 @@ public struct SensorReplay: Sendable {
         // The gyroscope's sample first: it closes the period that ends at this instant, so the
         // accelerometer's and the magnetometer's updates see the attitude it brings.
         if !resting, let w = angularVelocity { model.apply(.angularVelocity(w, timeSeconds: timeSeconds), nowUnixSeconds: now) }
-        if let a = acceleration { model.apply(.acceleration(a, timeSeconds: timeSeconds), nowUnixSeconds: now) }
+        if let a = acceleration {
+            model.apply(meanOfAccelerations > 1 ? .meanAcceleration(a, timeSeconds: timeSeconds, samples: meanOfAccelerations)
+                                                : .acceleration(a, timeSeconds: timeSeconds), nowUnixSeconds: now)
+        }
         if let m = magneticField {
             model.apply(meanOfFields > 1 ? .meanMagneticField(m, timeSeconds: timeSeconds, samples: meanOfFields)
                                          : .magneticField(m, timeSeconds: timeSeconds), nowUnixSeconds: now)

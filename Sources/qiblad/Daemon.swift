@@ -315,6 +315,8 @@ final class Daemon: @unchecked Sendable {
             for sample in samples {
                 let time = Double(sample.timestampNanoseconds) / 1e9
                 switch sample.kind {
+                case .accelerometer where sample.meanOfSamples > 1:
+                    model.apply(.meanAcceleration(sample.vector, timeSeconds: time, samples: sample.meanOfSamples), nowUnixSeconds: now)
                 case .accelerometer: model.apply(.acceleration(sample.vector, timeSeconds: time), nowUnixSeconds: now)
                 case .magnetometer where sample.meanOfSamples > 1:
                     model.apply(.meanMagneticField(sample.vector, timeSeconds: time, samples: sample.meanOfSamples), nowUnixSeconds: now)

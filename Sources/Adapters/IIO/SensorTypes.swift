@@ -42,9 +42,10 @@ public struct SensorSample: Sendable, Hashable {
     /// `CLOCK_MONOTONIC` nanoseconds when read by polling, or the scan's `in_timestamp` channel in
     /// buffered mode (the layer selects `monotonic` in `current_timestamp_clock` when it can).
     public var timestampNanoseconds: Int64
-    /// How many readings a magnetometer sample's ``vector`` is the mean of: 1 for a reading, more
-    /// for the field a resting period hands over in its place (``resting(_:)``; the heading's
-    /// window then holds that mean alone). 1 for the other kinds.
+    /// How many readings a magnetometer's or an accelerometer's sample ``vector`` is the mean of:
+    /// 1 for a reading, more for what a resting period hands over in its place (``resting(_:)``;
+    /// the heading's window then holds that field alone, and a heading is published from the
+    /// two means). 1 for the gyroscope.
     public var meanOfSamples: Int = 1
 
     public init(kind: SensorKind, vector: Vector3, timestampNanoseconds: Int64) {
@@ -57,7 +58,10 @@ public struct SensorSample: Sendable, Hashable {
     public func resting(_ detector: RestDetector) -> SensorSample {
         var sample = self
         switch kind {
-        case .accelerometer: if let reference = detector.restingAcceleration { sample.vector = reference }
+        case .accelerometer:
+            if let reference = detector.restingAcceleration {
+                (sample.vector, sample.meanOfSamples) = (reference, max(1, detector.restingAccelerationSampleCount))
+            }
         case .magnetometer:
             if let reference = detector.restingField { (sample.vector, sample.meanOfSamples) = (reference, max(1, detector.restingFieldSampleCount)) }
         case .gyroscope: break

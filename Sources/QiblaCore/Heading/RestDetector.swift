@@ -355,6 +355,10 @@ public struct RestDetector: Sendable, Equatable {
     /// first sample): the value ``shouldHandOver()`` last chose.
     public var restingField: Vector3? { handedOverField }
 
+    /// How many samples ``restingAcceleration`` is the mean of (capped at 64; 0 before the
+    /// first; 1 for the sample that ended a rest by moving).
+    public var restingAccelerationSampleCount: Int { handedOverAccelerationCount }
+
     /// How many samples ``restingField`` is the mean of (capped at 64; 0 before the first): the
     /// heading's smoothing window takes the mean in place of the samples it holds
     /// (`HeadingPipeline.update(magnetic:acceleration:time:meanOfSamples:)`).
