@@ -140,17 +140,24 @@ private func rotationVector(_ m: Matrix3) -> Vector3 {
     /// BROAD trial 08 at 71.17 s: a rest's first reading after the rest (the wake, before the
     /// gyroscope's next sample) was published alone — one sample's noise, 11° off, with the
     /// HeadingError of a window without spread (2.4°). It waits for the gyroscope instead.
-    @Test func aWakesFirstReadingAloneDoesNotReplaceTheRestsHeading() throws {
+    /// A phone fused for 2 s at heading 200°, then at rest from 2.5 s: the gyroscope off, the still
+    /// stretch's means (acceleration `a`, field `field`) handed over.
+    fileprivate static func restingPhone() -> (phone: TurningPhone, model: CompassModel, a: Vector3, field: Vector3) {
         let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 200, pitchDegrees: 0)
         var m = CompassModel()
         m.apply(.sensorsAvailable(hasAccelerometer: true, hasGyroscope: true), expectedField: phone.field)
         phone.feed(&m, from: 0, seconds: 2)
         #expect(m.state.fused)
-        // The rest: the gyroscope is off, and its still stretch's means go on.
         let a = phone.attitude(2.5).transposed * Vector3(0, 0, -9.80665)
+        let field = phone.attitude(2.5).transposed * phone.earth
         m.apply(.meanAcceleration(a, timeSeconds: 2.5, samples: 25), expectedField: phone.field)
-        m.apply(.meanMagneticField(phone.attitude(2.5).transposed * phone.earth, timeSeconds: 2.5, samples: 25), expectedField: phone.field)
+        m.apply(.meanMagneticField(field, timeSeconds: 2.5, samples: 25), expectedField: phone.field)
         #expect(!m.state.fused && abs(Angle.turn(from: 200, to: m.state.magneticHeadingDegrees)) < 0.5)
+        return (phone, m, a, field)
+    }
+
+    @Test func aWakesFirstReadingAloneDoesNotReplaceTheRestsHeading() throws {
+        var (phone, m, a, _) = Self.restingPhone()
         let atRest = (m.state.magneticHeadingDegrees, m.state.headingErrorDegrees)
         // The wake's reading, 1.5 s later: one noisy sample whose field is turned 11°.
         let noisy = phone.attitude(4).transposed * (Matrix3.rotationZ(degrees: -11) * phone.earth)
@@ -169,17 +176,7 @@ private func rotationVector(_ m: Matrix3) -> Vector3 {
     /// `HeadingError` said 2.7°. A rest's heading is replaced by its means only; the gyroscope's
     /// next sample brings the filter's.
     @Test func aWakesPushedAccelerationDoesNotTiltTheRestsHeading() throws {
-        let phone = TurningPhone(headingRateDegreesPerSecond: 0, startHeadingDegrees: 200, pitchDegrees: 0)
-        var m = CompassModel()
-        m.apply(.sensorsAvailable(hasAccelerometer: true, hasGyroscope: true), expectedField: phone.field)
-        phone.feed(&m, from: 0, seconds: 2)
-        #expect(m.state.fused)
-        // The rest: the gyroscope is off, and both sensors' means go on.
-        let a = phone.attitude(2.5).transposed * Vector3(0, 0, -9.80665)
-        let field = phone.attitude(2.5).transposed * phone.earth
-        m.apply(.meanAcceleration(a, timeSeconds: 2.5, samples: 40), expectedField: phone.field)
-        m.apply(.meanMagneticField(field, timeSeconds: 2.5, samples: 40), expectedField: phone.field)
-        #expect(!m.state.fused && abs(Angle.turn(from: 200, to: m.state.magneticHeadingDegrees)) < 0.5)
+        var (phone, m, a, field) = Self.restingPhone()
         let atRest = (m.state.magneticHeadingDegrees, m.state.headingErrorDegrees)
         // A drift's means at rest still go on (the same pose: the same heading).
         m.apply(.meanAcceleration(a, timeSeconds: 3, samples: 4), expectedField: phone.field)
