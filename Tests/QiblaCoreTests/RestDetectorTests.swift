@@ -268,9 +268,9 @@ extension RestHandOverTests {
 }
 
 extension RestHandOverTests {
-    /// A magnetometer twice as noisy as the drift thresholds assume (0.85 µT per axis, BROAD's
-    /// myon aktos-t; Laplace tails) on a still phone, 10 phones at 2 Hz rest reads for 10 min:
-    /// with the drift measured against the sensor's own noise
+    /// A magnetometer twice as noisy as the drift thresholds assume (0.85 µT per axis with
+    /// Laplace tails; BROAD's myon aktos-t shows 0.62 µT, heavy-tailed) on still phones, 10 of
+    /// them at 2 Hz rest reads for 10 min: with the drift measured against the sensor's own noise
     /// (``RestDetector/Configuration/driftSigmas``) a rest hands over a drift as rarely as a
     /// phone's 0.4 µT does, and the field the heading holds is nearer the true one than with that
     /// test off (`driftSigmas` 0), where noise alone hands over 4-reading means.

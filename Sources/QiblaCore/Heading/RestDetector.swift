@@ -24,7 +24,7 @@
 /// ``restingField``): the heading's window (0.5 s) holds one period at 2 Hz, and one sample's
 /// heading is degrees off at a high dip (0.5 µT against Reykjavik's 12 µT horizontal field is
 /// 2.3°). A drift must also stand out of the drift's own noise
-/// (``Configuration/driftSigmas``, each sensor's noise measured from its successive still samples),
+/// (``Configuration/driftSigmas``, each sensor's noise measured from its still samples),
 /// or a sensor noisier than the thresholds assume hands over noise. A drift hands the reference
 /// over (the exponential mean follows the change), and
 /// ``Configuration/settleSamples`` samples later the plain mean of the samples since then (the
@@ -81,8 +81,8 @@ public struct RestDetector: Sendable, Equatable {
         /// still samples (default 4: Gaussian noise alone then moves a reference that far in about one
         /// period of a thousand; 0 turns it off). The drift thresholds above assume a phone's
         /// noise (0.05 m/s², 0.4 µT); a noisier sensor's references wander further: BROAD's
-        /// magnetometer, 0.85 µT per axis, handed over 4-reading means 1.2 µT off every few
-        /// seconds at rest (trial 03 at 170.5 s: 4.4° off for 2.5 s, with `HeadingError` 1.9°).
+        /// magnetometer (0.62 µT per axis, heavy-tailed) handed over 4-reading means 1.2 µT off
+        /// every few seconds at rest (trial 03 at 170.5 s: 4.4° off for 2.5 s, with `HeadingError` 1.9°).
         public var driftSigmas: Double
 
         public init(accelerationThresholdMetresPerSecondSquared: Double = 0.35, fieldThresholdMicrotesla: Double = 3,
