@@ -43,13 +43,28 @@ final class HeadlessDisplay: @unchecked Sendable {
     let display: String
 
     init() throws {
-        // -displayfd: Xvfb picks a free display and prints its number once it accepts clients.
-        let server = try ChildProcess("Xvfb", ["-displayfd", "1", "-screen", "0", "1600x1200x24", "-nolisten", "tcp"])
-        self.server = server
-        guard waitUntil(timeout: 15, { server.standardOutput.contains("\n") }) else {
-            throw TestSupportError.startFailed("Xvfb: \(server.standardError)")
+        var failures: [String] = []
+        for _ in 0..<3 {
+            // -displayfd: Xvfb picks a free display and prints its number once it accepts clients.
+            let server = try ChildProcess("Xvfb", ["-displayfd", "1", "-screen", "0", "1600x1200x24", "-nolisten", "tcp"])
+            guard waitUntil(timeout: 15, { server.standardOutput.contains("\n") }) else {
+                failures.append("no display number: \(server.standardError)")
+                server.terminate(grace: 1)
+                continue
+            }
+            let display = ":" + server.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+            // Suites run side by side, each with its own server: a display number another server
+            // was just leaving could be taken while its socket went away (once seen: the app
+            // "cannot open display: :1" right after Xvfb gave :1). A client must connect.
+            if let probe = try? run("xdotool", ["getdisplaygeometry"], environment: ["DISPLAY": display], timeout: 10),
+               probe.status == 0 {
+                (self.server, self.display) = (server, display)
+                return
+            }
+            failures.append("\(display) accepted no client")
+            server.terminate(grace: 1)
         }
-        display = ":" + server.standardOutput.trimmingCharacters(in: .whitespacesAndNewlines)
+        throw TestSupportError.startFailed("Xvfb: \(failures.joined(separator: "; "))")
     }
 
     deinit { server.terminate(grace: 1) }
