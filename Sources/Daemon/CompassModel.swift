@@ -355,21 +355,19 @@ public struct CompassModel: Sendable {
         case .success(let estimate):
             rejectionStreakStartSeconds = nil
             lastRejection = nil
-            // One reading alone (the window restarted) does not replace the heading of a rest's
-            // means or of the filter while the filter waits for the gyroscope, whose next sample
-            // reseeds it: a wake's first reading is one sample's noise, not the mean's (BROAD
-            // trial 08 at 71.17 s: 11° off, where `HeadingErrorModel` says one reading is as noisy
-            // as the residual, 2–3°), and the filter's heading follows within a period.
-            if estimate.sampleCount == 1, meanOfSamples == 1, attitudeFilter.isSeeded, state.magneticHeadingDegrees.isFinite {
-                return
-            }
-            // Nor does a rest's mean field tilted by one moving accelerometer sample of the same
-            // period: the period that ends a rest (the accelerometer moved, the field did not),
-            // whose heading a hand's push turns (BROAD trial 05 at 286 Hz, 76.68 s: 7.7° off,
-            // `HeadingError` 2.7°; trial 30 at 48 Hz, 112.37 s: 5.7° off, 2.1°). The filter's next
-            // sample follows.
-            if meanOfSamples > 1, !latestAccelerationIsMean, abs(time - latestAccelerationTime) < Self.samePeriodSeconds,
-               attitudeFilter.isSeeded, state.magneticHeadingDegrees.isFinite {
+            // While the filter waits for the gyroscope, whose next sample reseeds it and whose
+            // heading follows within a period, a moving phone's sample does not replace the
+            // heading of a rest's means or of the filter:
+            // - one reading alone (the window restarted): a wake's first reading is one sample's
+            //   noise, not the mean's (BROAD trial 08 at 71.17 s: 11° off, where
+            //   `HeadingErrorModel` says one reading is as noisy as the residual, 2–3°);
+            // - a rest's mean field tilted by one accelerometer sample of the same period: the
+            //   period that ends a rest (the accelerometer moved, the field did not), whose
+            //   heading a hand's push turns (BROAD trial 05 at 286 Hz, 76.68 s: 7.7° off,
+            //   `HeadingError` 2.7°; trial 30 at 48 Hz, 112.37 s: 5.7° off, 2.1°).
+            let lone = estimate.sampleCount == 1 && meanOfSamples == 1
+            let pushed = meanOfSamples > 1 && !latestAccelerationIsMean && abs(time - latestAccelerationTime) < Self.samePeriodSeconds
+            if lone || pushed, attitudeFilter.isSeeded, state.magneticHeadingDegrees.isFinite {
                 return
             }
             publish(estimate, raw: vector, acceleration: acceleration, expectedField: expectedField)
