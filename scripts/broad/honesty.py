@@ -20,6 +20,13 @@ The bounds at the end are arithmetic on the same instants, not a filter run: σ 
 without its calibration term (√(σ² − calibration²)), and σ rebuilt with only the filter's
 covariance part scaled by k, with their shares within 1× and 3× and confidently wrong. --write
 replaces the section between the `honesty` markers in BENCHMARKS.md (not with --setting).
+
+--grid adds a search over σ's three terms scaled apart (arithmetic, as above): the filter's sigma
+by kF, the unfitted sensor's allowance by kU, a fit's calibration sigma by kC; each row pooled
+within 1× and confidently wrong, once with every instant rescaled and once with a held heading's
+σ kept (instants whose parts are exactly those of the instant before: a rest, where a motion that
+begins between two 2 Hz reads is unseen until the next). It prints the rows with no confident
+error, the six lowest within 1× of each.
 """
 
 from __future__ import annotations
@@ -93,6 +100,37 @@ def sigma_with_covariance_scaled(s: np.ndarray, parts: np.ndarray, k: float) -> 
     return np.where((s < 90) & np.isfinite(rebuilt), np.minimum(180, rebuilt), s)
 
 
+UNFITTED_ALLOWANCE_DEGREES = 3.06  # 1 µT against Berlin's horizontal field (HeadingErrorModel)
+
+
+def grid(instants: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[str]:
+    """Rows of the --grid search: (kF, kU, kC, held kept, within 1×, confidently wrong) with no
+    confident error, sorted by within 1×."""
+    rows = []
+    for keep_held in (False, True):
+        for kf in (0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0):
+            for ku in (0.6, 0.8, 0.9, 1.0):
+                for kc in (0.4, 0.6, 0.8, 1.0):
+                    ds, ss = [], []
+                    for d, s, p in instants:
+                        col = {name: np.nan_to_num(p[:, i]) for i, name in enumerate(PARTS)}
+                        cal = col["calibration"]
+                        unfitted = np.isclose(cal, UNFITTED_ALLOWANCE_DEGREES, atol=0.02)
+                        cal = np.where(unfitted, ku * cal, kc * cal)
+                        new = np.sqrt((kf * col["filter"]) ** 2 + cal ** 2 + col["declination"] ** 2)
+                        use = np.isfinite(p[:, 0]) & (s < 90)
+                        if keep_held:
+                            use &= ~np.r_[False, np.all(p[1:] == p[:-1], axis=1)]
+                        ds.append(d); ss.append(np.where(use, np.minimum(180, new), s))
+                    d, s = np.concatenate(ds), np.concatenate(ss)
+                    w1, _, cw = shares(d, s)
+                    if cw == 0:
+                        rows.append((w1, kf, ku, kc, keep_held))
+    rows.sort()
+    best = [r for r in rows if not r[4]][:6] + [r for r in rows if r[4]][:6]
+    return [f"| {kf} | {ku} | {kc} | {'kept' if held else 'scaled'} | {w1:.1f} % |" for w1, kf, ku, kc, held in best]
+
+
 def main() -> None:
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--qiblad-sim", type=Path, default=bl.REPO_ROOT / ".build/release/qibla-sim")
@@ -101,9 +139,10 @@ def main() -> None:
     ap.add_argument("--setting", action="append", default=[], metavar="NAME=VALUE",
                     help="passed to `qibla-sim replay --offline --setting` (repeatable)")
     ap.add_argument("--write", action="store_true", help="replace the honesty section of BENCHMARKS.md")
+    ap.add_argument("--grid", action="store_true", help="also search σ's three terms scaled apart (module doc)")
     args = ap.parse_args()
-    if args.write and args.setting:
-        ap.error("--setting measures something other than the daemon: not with --write")
+    if args.write and (args.setting or args.grid):
+        ap.error("--setting and --grid are measurements beside the daemon's: not with --write")
     if not args.qiblad_sim.exists():
         ap.error(f"no simulator at {args.qiblad_sim} (swift build -c release --product qibla-sim)")
     extra = [x for setting in args.setting for x in ("--setting", setting)]
@@ -174,6 +213,12 @@ def main() -> None:
         a = shares(d, sigma_with_covariance_scaled(s, parts, k))
         L.append(f"| the filter's covariance P scaled by {k} (its other parts and the floors kept) "
                  f"| {a[0]:.1f} % | {a[1]:.2f} % | {a[2]} |")
+    if args.grid:
+        L += ["", "σ's terms scaled apart (`--grid`; arithmetic): of the rows with no instant confidently wrong, "
+              "the six lowest shares within 1× with every instant rescaled and with a held heading's σ kept.", "",
+              "| filter's sigma × | unfitted allowance × | fit's sigma × | held heading's σ | within 1× |",
+              "|---:|---:|---:|---|---:|"]
+        L += grid(list(zip(pooled["d"], pooled["s"], pooled["parts"])))
     text = "\n".join(L) + "\n"
     print(text)
     if args.write:
