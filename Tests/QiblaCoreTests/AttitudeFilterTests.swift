@@ -344,6 +344,42 @@ struct StillPhone {
         #expect(abs(Angle.turn(from: 130, to: h.magneticHeadingDegrees)) < 0.5)
     }
 
+    /// A phone lying still whose accelerometer's one sample at the wake is a vibration's: 15° off
+    /// the vertical (about north, so the field's dip still agrees) while it reads 1 g and the
+    /// gyroscope says still (BROAD trial 26 read at rest at 2.2 Hz instead of 2). The TRIAD takes
+    /// it, and the dip leaks its tilt into the yaw; the seed's sigma covers its angle to the
+    /// vertical of before the gap, so the heading is not published as confident while it is off,
+    /// and the calm samples that follow bring it back.
+    @Test func aVibratingSampleAtTheWakeIsSeededWithAnHonestSigma() throws {
+        var f = AttitudeFilter()
+        let phone = StillPhone(heading: 40)
+        phone.feed(&f, from: 0, seconds: 5)
+        for k in 0..<150 {
+            let t = 5 + Double(k) * 0.02
+            f.addAcceleration(phone.acceleration, time: t)
+            f.addMagneticField(phone.field, time: t + 0.01)
+        }
+        let t = 8.0
+        let shaken = phone.attitude.transposed * (Matrix3.rotationX(degrees: 15) * Vector3(0, 0, -TiltCompensation.standardGravity))
+        f.addAcceleration(shaken, time: t)
+        f.addMagneticField(phone.field, time: t + 0.005)
+        f.addAngularVelocity(.zero, time: t + 0.01)
+        #expect(f.seedCount == 2 && f.heldYawSeedCount == 0, "the wake is a TRIAD")
+        let seeded = try #require(f.heading)
+        let seedError = abs(Angle.turn(from: 40, to: seeded.magneticHeadingDegrees))
+        var worstRatio = seedError / seeded.sigmaDegrees, lastError = seedError
+        phone.feed(&f, from: t + 0.02, seconds: 5, each: { _, f in
+            guard let h = f.heading else { return }
+            lastError = abs(Angle.turn(from: 40, to: h.magneticHeadingDegrees))
+            worstRatio = max(worstRatio, lastError / h.sigmaDegrees)
+        })
+        print("a vibrating sample at the wake: the TRIAD \(seedError)° off with sigma \(seeded.sigmaDegrees)°; "
+              + "worst error/sigma \(worstRatio), \(lastError)° off 5 s later")
+        #expect(seedError > 10, "the sample's tilt should leak into the TRIAD's yaw: \(seedError)°")
+        #expect(worstRatio < 3, "published as confident while off: error/sigma \(worstRatio)")
+        #expect(lastError < 1)
+    }
+
     /// A short rest ended by a turn with the hand's push in the accelerometer's sample (BROAD trial
     /// 31 at 118.5 s): a TRIAD from that sample tilts the vertical and leaks it into the yaw through
     /// the dip, so the yaw from before the gap is kept. After a long rest the seed is the TRIAD as

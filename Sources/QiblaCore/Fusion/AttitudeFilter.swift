@@ -1675,6 +1675,19 @@ public struct AttitudeFilter: Sendable {
             updateAxis()
             return
         }
+        // After a gap the seed takes the sample's vertical, with a tilt variance that also covers
+        // its angle to the vertical of before the gap: one sample of a phone that vibrates or is
+        // swung can be 20° off while it reads 1 g and the gyroscope says still, and a variance of
+        // the accelerometer's noise alone then made that a confident heading tens of degrees off
+        // (BROAD trial 26, a phone vibrating on a table, read at rest at 2.2 Hz instead of 2:
+        // 58–68° off for 65 s, 730 instants confidently wrong; with the angle in the variance the
+        // heading says so). At 2 Hz no BROAD figure moves. A phone put down at another heading
+        // during the gap is seeded as before; its first seconds only say they are less sure.
+        let keptAngle: Double = {
+            guard afterGap, previousAttitudeUsable, let direction else { return 0 }
+            let up = attitude.rotate(direction)
+            return atan2(up.cross(Vector3(0, 0, -1)).length, -up.z)
+        }()
         attitude = q
         isSeeded = true
         previousAttitudeUsable = true
@@ -1688,6 +1701,7 @@ public struct AttitudeFilter: Sendable {
         // a moving seed's 5–10° for 15 s (BROAD trial 08).
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * ((rate ?? .zero) - gyroscopeBiasRadiansPerSecond).length
         let tilt = (sa * sa + configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr) / (g * g)
+            + keptAngle * keptAngle
         let horizontal = max(1e-3, o.fieldStrengthMicrotesla * cos(Angle.radians(o.inclinationDegrees)))
         let sm = configuration.magnetometerNoiseMicrotesla / horizontal
         let leak = tan(Angle.radians(min(85, abs(o.inclinationDegrees))))
