@@ -135,7 +135,8 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   integrated across more than ``Configuration/maximumGyroscopeGapSeconds``: then the filter is
 ///   not tracking (``isTracking(at:)`` false), and the next gyroscope sample re-seeds the attitude
 ///   from the latest accelerometer and magnetometer samples (`TiltCompensation`'s TRIAD) keeping
-///   the bias — unless the field then disagrees with the reference (a magnet came near during the
+///   the bias, its tilt variance covering the sample's angle to the vertical from before the gap
+///   (one sample of a vibrating or swung phone can be 20° off while it reads 1 g) — unless the field then disagrees with the reference (a magnet came near during the
 ///   rest): the yaw from before the gap is kept, levelled to the accelerometer, and the field held
 ///   off. The yaw is kept too (and the field taken through the gate) when the phone did not tilt
 ///   across the gap: a field that turned under a phone lying flat is a magnet as often as a turn
