@@ -104,26 +104,26 @@ UNFITTED_ALLOWANCE_DEGREES = 3.06  # 1 µT against Berlin's horizontal field (He
 
 
 def grid(instants: list[tuple[np.ndarray, np.ndarray, np.ndarray]]) -> list[str]:
-    """Rows of the --grid search: (kF, kU, kC, held kept, within 1×, confidently wrong) with no
-    confident error, sorted by within 1×."""
+    """Table rows of the --grid search (module doc): of the (kF, kU, kC) with no instant
+    confidently wrong, the six lowest shares within 1× with every instant rescaled and the six
+    with a held heading's σ kept."""
+    d = np.concatenate([x[0] for x in instants])
+    s = np.concatenate([x[1] for x in instants])
+    p = np.concatenate([x[2] for x in instants])
+    # A held heading: its parts exactly those of the trial's instant before.
+    held = np.concatenate([np.r_[False, np.all(x[2][1:] == x[2][:-1], axis=1)] for x in instants])
+    col = {name: np.nan_to_num(p[:, i]) for i, name in enumerate(PARTS)}
+    unfitted = np.isclose(col["calibration"], UNFITTED_ALLOWANCE_DEGREES, atol=0.02)
+    rescaled = np.isfinite(p[:, 0]) & (s < 90)
     rows = []
     for keep_held in (False, True):
+        use = rescaled & ~held if keep_held else rescaled
         for kf in (0.5, 0.6, 0.7, 0.75, 0.8, 0.9, 1.0):
             for ku in (0.6, 0.8, 0.9, 1.0):
                 for kc in (0.4, 0.6, 0.8, 1.0):
-                    ds, ss = [], []
-                    for d, s, p in instants:
-                        col = {name: np.nan_to_num(p[:, i]) for i, name in enumerate(PARTS)}
-                        cal = col["calibration"]
-                        unfitted = np.isclose(cal, UNFITTED_ALLOWANCE_DEGREES, atol=0.02)
-                        cal = np.where(unfitted, ku * cal, kc * cal)
-                        new = np.sqrt((kf * col["filter"]) ** 2 + cal ** 2 + col["declination"] ** 2)
-                        use = np.isfinite(p[:, 0]) & (s < 90)
-                        if keep_held:
-                            use &= ~np.r_[False, np.all(p[1:] == p[:-1], axis=1)]
-                        ds.append(d); ss.append(np.where(use, np.minimum(180, new), s))
-                    d, s = np.concatenate(ds), np.concatenate(ss)
-                    w1, _, cw = shares(d, s)
+                    cal = np.where(unfitted, ku, kc) * col["calibration"]
+                    new = np.sqrt((kf * col["filter"]) ** 2 + cal ** 2 + col["declination"] ** 2)
+                    w1, _, cw = shares(d, np.where(use, np.minimum(180, new), s))
                     if cw == 0:
                         rows.append((w1, kf, ku, kc, keep_held))
     rows.sort()
