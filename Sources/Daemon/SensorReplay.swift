@@ -50,6 +50,10 @@ public struct SensorReplay: Sendable {
     public init(configuration: DaemonModel.Configuration = DaemonModel.Configuration(), position: GeodeticPosition?,
                 unixSecondsAtStart: Double, hasGyroscope: Bool, rest: RestDetector.Configuration = RestDetector.Configuration(),
                 restSampleRateHertz: Double? = 2) {
+        var configuration = configuration
+        if let hertz = restSampleRateHertz, hertz.isFinite, hertz > 0 {
+            configuration.compass.attitudeFilter.restReadIntervalSeconds = 1 / hertz
+        }
         model = DaemonModel(configuration: configuration)
         detector = RestDetector(configuration: rest.forPhone(hasGyroscope: hasGyroscope))
         self.restSampleRateHertz = restSampleRateHertz.flatMap { $0.isFinite && $0 > 0 ? $0 : nil }

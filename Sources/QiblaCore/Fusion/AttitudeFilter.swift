@@ -377,6 +377,11 @@ public struct AttitudeFilter: Sendable {
         public var tiltRecoveryDegrees = 12.0
         /// …for this long re-seeds the attitude, seconds (default 0.4).
         public var tiltRecoverySeconds = 0.4
+        /// A low-passed gravity (``accelerometerLowPassSeconds``, at least that old) that disagrees
+        /// with the filter's vertical beyond ``tiltRecoveryDegrees`` for this long re-levels the
+        /// attitude to it, seconds (default 1; 0 never): the recovery above needs a still phone,
+        /// and a phone that vibrates or is carried is never still.
+        public var lowPassedTiltRecoverySeconds = 1.0
         /// A still phone whose field agrees with the reference by strength and by dip against the
         /// accelerometer's own vertical, yet whose yaw innovation is beyond the gate for this long,
         /// re-seeds the attitude, seconds (default 1; a magnet that changes the field's strength
@@ -392,6 +397,10 @@ public struct AttitudeFilter: Sendable {
         /// Without an expected field, a disagreement lasting this long becomes the new learned
         /// reference (a new place, a car, a building's steel), seconds (default 10; 20 before BROAD: 3.14° / 4.67° → 3.03° / 4.59°).
         public var relearnReferenceSeconds = 10.0
+        /// The learned reference's dip is measured through the filter's own vertical, so it is
+        /// learned (and a held field's dip gathered) only while the tilt's one sigma is at most
+        /// this, degrees (default 5; the strength is learned regardless).
+        public var referenceDipMaximumTiltSigmaDegrees = 5.0
         /// After a new magnetometer correction the reference's strength and dip are relearned for
         /// this long, with a third of it as their time constant, and no sample is held off for
         /// disagreeing with them, seconds (default 1).
@@ -426,6 +435,11 @@ public struct AttitudeFilter: Sendable {
         /// magnetometer's lag estimate (55 ms), the dip measured through it came out 14° low,
         /// and the field was held off for 110 s (23.5° RMSE against 2.6°).
         public var restYawDriftDegrees = 2.0
+        /// The longest the phone can have moved unseen before a wake: the period of the rest's
+        /// reads, seconds (default 0.5, the daemon's rest-sample-rate of 2 Hz; the model sets the
+        /// one in use). A yaw kept across a gap that ends with the phone already turning is less
+        /// certain by the turn that interval may hide (`seed`).
+        public var restReadIntervalSeconds = 0.5
         /// A gap across which the phone did not tilt keeps the yaw from before it (default true;
         /// false: only a field that disagrees with the reference keeps it).
         public var keepsYawAcrossUntiltedGap = true
@@ -492,6 +506,8 @@ public struct AttitudeFilter: Sendable {
     /// Number of times the recovery rules found the attitude wrong (a tilt or a yaw the
     /// gyroscope missed) and re-seeded or re-levelled it, for tests and logs.
     public private(set) var attitudeRecoveryCount = 0
+    /// Re-levels to the low-passed gravity (``Configuration/lowPassedTiltRecoverySeconds``).
+    public private(set) var lowPassedRelevelCount = 0
     /// Number of re-seeds after a gap that kept the yaw from before it (the field disagreed).
     public private(set) var heldYawSeedCount = 0
     /// Wakes whose field corrections were undone by a hold soon after (``Configuration/wakeRollbackSeconds``).
@@ -587,6 +603,8 @@ public struct AttitudeFilter: Sendable {
     private var lowPassedAcceleration: Vector3?
     private var lowPassTime: Double?
     private var lowPassStart: Double?
+    /// Since when the settled low-passed gravity has disagreed with the vertical beyond the linear range.
+    private var lowPassedTiltWrongSince: Double?
     /// |ω − b| averaged over the low-pass's time constant, rad/s: the scale factor's share of
     /// the low-passed gravity's drift.
     private var recentRateRadiansPerSecond = 0.0
@@ -857,6 +875,7 @@ public struct AttitudeFilter: Sendable {
             return nil
         }
         lastUsefulGravityTime = time
+        lowPassedTiltWrongSince = nil
         measureGravity(direction: direction, noise: noise)
         return nil
     }
@@ -890,7 +909,43 @@ public struct AttitudeFilter: Sendable {
         if let competing = lowPassedGravityNoise(time: time), competing < rawNoise { noise = min(noise, competing) }
         guard noise.isFinite else { return }
         lowPassedGravityUpdateCount += 1
+        if relevelToLowPassedGravityIfWrong(direction, noise: noise, time: time) { return }
         measureGravity(direction: direction, noise: noise, learnsBias: false)
+    }
+
+    /// When the low-passed gravity (settled: at least ``Configuration/accelerometerLowPassSeconds``
+    /// old) has disagreed with the filter's vertical beyond ``Configuration/tiltRecoveryDegrees``
+    /// for ``Configuration/lowPassedTiltRecoverySeconds``, turns the attitude about a horizontal
+    /// axis onto it and returns true. The tilt takes the low-pass's noise; the yaw, found through
+    /// the wrong vertical, widens by the correction times the dip's leak (·tan|I|, NXP AN4248).
+    /// `measureGravity` drops a vertical that far off (outside the linear range), and the still
+    /// recovery (``recoverTiltIfWrong(_:deviation:time:)``) never runs on a phone that vibrates:
+    /// BROAD trial 26 read at rest at 2.2 Hz, seeded 19° off the vertical by one sample of a phone
+    /// vibrating on a table, stayed so (and 56–60° off in heading) for 120 s.
+    private mutating func relevelToLowPassedGravityIfWrong(_ direction: Vector3, noise: Double, time: Double) -> Bool {
+        let up = attitude.rotate(direction)
+        guard configuration.lowPassedTiltRecoverySeconds > 0, let start = lowPassStart,
+              time - start >= configuration.accelerometerLowPassSeconds,
+              -up.z < cos(Angle.radians(configuration.tiltRecoveryDegrees)) else {
+            lowPassedTiltWrongSince = nil
+            return false
+        }
+        let since = lowPassedTiltWrongSince ?? time
+        lowPassedTiltWrongSince = since
+        guard time - since >= configuration.lowPassedTiltRecoverySeconds else { return false }
+        lowPassedTiltWrongSince = nil
+        let axis = up.cross(Vector3(0, 0, -1))
+        let angle = atan2(axis.length, -up.z)
+        guard let unit = axis.normalized else { return false }
+        attitude = (Quaternion(rotationVector: unit * angle) * attitude).normalized ?? attitude
+        let dip = lastExpected?.inclinationDegrees ?? learnedInclination ?? lastInclinationDegrees
+        let leak = angle * tan(Angle.radians(min(85, abs(dip.isFinite ? dip : 0))))
+        ptt = Matrix3(noise, 0, 0, 0, noise, 0, 0, 0, ptt.row2.z + leak * leak)
+        ptb = Matrix3.diagonal(0)
+        keepYawShares()
+        lowPassedRelevelCount += 1
+        updateAxis()
+        return true
     }
 
     /// Noise of the low-passed gravity's direction, rad² (nil when there is none): a floor
@@ -952,10 +1007,12 @@ public struct AttitudeFilter: Sendable {
         }
         let relearning = referenceRelearnUntil.map { time < $0 } ?? false
         let inclination = Angle.degrees(atan2(world.z, horizontal))
+        let tiltKnown = tiltSigmaDegrees <= configuration.referenceDipMaximumTiltSigmaDegrees
 
         // The reference: the expected field where given, else the learned one.
         let validExpected = expected.flatMap { $0.fieldMicrotesla.isFinite && $0.fieldMicrotesla > 0 ? $0 : nil }
-        if learnedField == nil { learnedField = strength; learnedInclination = inclination }
+        if learnedField == nil { learnedField = strength }
+        if learnedInclination == nil, tiltKnown { learnedInclination = inclination }
         let referenceField = validExpected?.fieldMicrotesla ?? learnedField ?? strength
         let referenceInclination = validExpected?.inclinationDegrees.flatMap { $0.isFinite ? $0 : nil }
             ?? learnedInclination ?? inclination
@@ -987,7 +1044,9 @@ public struct AttitudeFilter: Sendable {
             let heldWeight = heldField == nil ? 1 : 1 - exp(-max(0, time - previousHeld) / max(1e-3, configuration.heldFieldTimeConstantSeconds))
             heldField = (heldField ?? strength) + heldWeight * (strength - (heldField ?? strength))
             heldFieldSquare = (heldFieldSquare ?? strength * strength) + heldWeight * (strength * strength - (heldFieldSquare ?? strength * strength))
-            heldInclination = (heldInclination ?? inclination) + heldWeight * (inclination - (heldInclination ?? inclination))
+            if tiltKnown {
+                heldInclination = (heldInclination ?? inclination) + heldWeight * (inclination - (heldInclination ?? inclination))
+            }
             if horizontal > TiltCompensation.minimumFieldMicrotesla {
                 let direction = Vector3(world.x / horizontal, world.y / horizontal, 0)
                 heldDirection = (heldDirection ?? direction) + (direction - (heldDirection ?? direction)) * heldWeight
@@ -1009,7 +1068,7 @@ public struct AttitudeFilter: Sendable {
             let spread = max(0, (heldFieldSquare ?? mean * mean) - mean * mean).squareRoot()
             let testedInTheWorld = heldRotationRadians >= Angle.radians(configuration.heldFlaggedRotationDegrees)
                 && spread <= configuration.disturbanceFieldFraction / 2 * mean
-            if validExpected == nil, steady, !disturbed || testedInTheWorld, let start = disagreementStart,
+            if validExpected == nil, steady, !disturbed || testedInTheWorld, tiltKnown, heldInclination != nil, let start = disagreementStart,
                time - start >= configuration.relearnReferenceSeconds {
                 // A lasting field, steady in the world: indoors the field is often 10–20 % off
                 // WMM's for as long as one stays (BROAD's lab: 11–17 % weak), and a heading held
@@ -1087,7 +1146,9 @@ public struct AttitudeFilter: Sendable {
         let alpha = 1 - exp(-max(0, time - (referenceTime ?? time)) / max(1e-3, tau))
         referenceTime = time
         learnedField = (learnedField ?? strength) + alpha * (strength - (learnedField ?? strength))
-        learnedInclination = (learnedInclination ?? inclination) + alpha * (inclination - (learnedInclination ?? inclination))
+        if tiltKnown {
+            learnedInclination = (learnedInclination ?? inclination) + alpha * (inclination - (learnedInclination ?? inclination))
+        }
         lastInclinationDegrees = inclination
         let sinceLastUpdate = lastFieldUpdateTime.map { time - $0 }
         lastFieldUpdateTime = time
@@ -1596,6 +1657,7 @@ public struct AttitudeFilter: Sendable {
     /// `TiltCompensation`), keeping the bias; the attitude covariance from the single samples' noise.
     private mutating func seed(afterGap: Bool = false, rate: Vector3? = nil, gapSeconds: Double? = nil, time: Double? = nil) {
         gateDisagreementRadians = 0; recoveryDisagreementRadians = 0
+        lowPassedTiltWrongSince = nil
         wakeRollbackUntil = nil
         wakeDisagreementRadians = 0; wakeRotationRadians = 0; wakeFieldPending = false
         fieldPullRadians = 0; fieldPullTime = nil
@@ -1640,8 +1702,17 @@ public struct AttitudeFilter: Sendable {
             let up = attitude.rotate(direction)
             let axis = up.cross(Vector3(0, 0, -1))
             let angle = atan2(axis.length, -up.z)  // the sample's vertical from the kept one
-            let sa = configuration.accelerometerNoiseMetresPerSecondSquared / TiltCompensation.standardGravity
+            let g = TiltCompensation.standardGravity
+            let sa = configuration.accelerometerNoiseMetresPerSecondSquared / g
             var tiltVariance = sa * sa
+            // The phone may have moved since the last rest read that saw it still, which the
+            // gyroscope did not see: a rotation at the wake's rate, begun at a time uniform over
+            // the unseen interval T, turns the attitude by a variance of (ω·T)²/3 about each axis
+            // (the vertical's share the yaw's, the horizontal's the tilt's).
+            let unseen = min(max(0, gapSeconds ?? 0), max(0, configuration.restReadIntervalSeconds))
+            let worldRate = attitude.rotate((rate ?? .zero) - gyroscopeBiasRadiansPerSecond)
+            let unseenTurnVariance = worldRate.z * worldRate.z * unseen * unseen / 3
+            let unseenTiltVariance = min(1, (worldRate.x * worldRate.x + worldRate.y * worldRate.y) / 2 * unseen * unseen / 3)
             // The tilt from before the gap is kept too when the gyroscope's first sample says the
             // phone is not turning and the accelerometer's is pushed (| |a| − g₀ | above
             // ``Configuration/stillAccelerationMetresPerSecondSquared``): the sample's direction is
@@ -1650,14 +1721,23 @@ public struct AttitudeFilter: Sendable {
             // 45.9 s: a phone lying flat, slid about while it vibrated, was seeded 21° off the
             // vertical from one sample, and the inclination error took 5 s to fall below 8°
             // (4.05° → 2.00° inclination RMSE, 2.29° → 2.18° heading; trial 18: 1.92° → 1.34°).
+            // It is kept, too, when the sample is beyond the gate no accelerometer sample passes
+            // (``Configuration/accelerationGateMetresPerSecondSquared``), widened by what the
+            // unseen interval may have tilted: in a swing a sample of half a g is not gravity
+            // (BROAD trial 31 read at rest at 1.5 Hz, woken at 391 °/s and 4.7 m/s²: levelled to
+            // it, the vertical was 85° off and the field's dip was learned through it).
+            let beyondGate = abs(a.length - g) > configuration.accelerationGateMetresPerSecondSquared
             if !turning, pushed {
                 tiltVariance += angle * angle
+                keptTiltSeedCount += 1
+            } else if beyondGate {
+                tiltVariance += unseenTiltVariance
                 keptTiltSeedCount += 1
             } else if let unit = axis.normalized {
                 attitude = (Quaternion(rotationVector: unit * angle) * attitude).normalized ?? attitude
             }
             let held = Angle.radians(configuration.restYawDriftDegrees)
-            ptt = Matrix3(tiltVariance, 0, 0, 0, tiltVariance, 0, 0, 0, ptt.row2.z + held * held)
+            ptt = Matrix3(tiltVariance, 0, 0, 0, tiltVariance, 0, 0, 0, ptt.row2.z + held * held + unseenTurnVariance)
             ptb = Matrix3.diagonal(0)
             keepYawShares()
             isSeeded = true
@@ -1703,7 +1783,7 @@ public struct AttitudeFilter: Sendable {
         // is as uncertain as the accelerometer's model says for that rate: a tight tilt here kept
         // a moving seed's 5–10° for 15 s (BROAD trial 08).
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * ((rate ?? .zero) - gyroscopeBiasRadiansPerSecond).length
-        let tilt = (sa * sa + configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr) / (g * g)
+        let tilt = (sa * sa + 0 * configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr) / (g * g)
             + keptAngle * keptAngle
         let horizontal = max(1e-3, o.fieldStrengthMicrotesla * cos(Angle.radians(o.inclinationDegrees)))
         let sm = configuration.magnetometerNoiseMicrotesla / horizontal
@@ -1720,6 +1800,7 @@ public struct AttitudeFilter: Sendable {
 
     private mutating func unseed() {
         lowPassedAcceleration = nil
+        lowPassedTiltWrongSince = nil
         lastUsefulGravityTime = nil
         previousAttitudeUsable = isSeeded || previousAttitudeUsable
         if let last = lastGyroscopeTime { lastTrackedGyroscopeTime = last }
