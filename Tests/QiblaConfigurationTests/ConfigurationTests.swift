@@ -115,6 +115,18 @@ import QiblaState
         #expect((try? DaemonConfiguration.parse("gpsd = none"))?.0.gpsd == nil)
     }
 
+    /// The rest's read period is how long a phone can move unseen before it wakes, and the
+    /// attitude filter widens the attitude it keeps across a rest by what that interval may hide.
+    @Test func theRestSampleRateReachesTheAttitudeFilter() throws {
+        #expect(DaemonConfiguration().model.compass.attitudeFilter.restReadIntervalSeconds == 1 / 2.0)
+        let (slow, _) = try DaemonConfiguration.parse("rest-sample-rate = 1.5")
+        #expect(slow.sensors.restSampleRateHertz == 1.5)
+        #expect(abs(slow.model.compass.attitudeFilter.restReadIntervalSeconds - 1 / 1.5) < 1e-12)
+        let (off, _) = try DaemonConfiguration.parse("rest-sample-rate = off")
+        #expect(off.sensors.restSampleRateHertz == nil)
+        #expect(off.model.compass.attitudeFilter.restReadIntervalSeconds == DaemonConfiguration().model.compass.attitudeFilter.restReadIntervalSeconds)
+    }
+
     @Test func numbersIgnoreTheLocale() {
         #expect(parseFiniteDouble("0.5") == 0.5)
         #expect(parseFiniteDouble(" -12.25 ") == -12.25)

@@ -145,6 +145,10 @@ public struct DaemonConfiguration: Sendable, Equatable {
                 } else {
                     config.sensors.restSampleRateHertz = try number(0.5...200)
                 }
+                // How long a phone can move unseen before it wakes: the filter's kept attitude is
+                // that much less certain (`AttitudeFilter.Configuration.restReadIntervalSeconds`).
+                config.model.compass.attitudeFilter.restReadIntervalSeconds = config.sensors.restSampleRateHertz.map { 1 / $0 }
+                    ?? AttitudeFilter.Configuration().restReadIntervalSeconds
             case "location-source":
                 guard let mode = LocationSourceMode(rawValue: value) else { throw bad("auto, gpsd, geoclue or none") }
                 config.positionSource.mode = mode

@@ -605,6 +605,8 @@ public struct AttitudeFilter: Sendable {
     private var lowPassStart: Double?
     /// Since when the settled low-passed gravity has disagreed with the vertical beyond the linear range.
     private var lowPassedTiltWrongSince: Double?
+    /// When the low-passed gravity was last compared with the vertical that way.
+    private var lowPassedTiltCheckTime: Double?
     /// |ω − b| averaged over the low-pass's time constant, rad/s: the scale factor's share of
     /// the low-passed gravity's drift.
     private var recentRateRadiansPerSecond = 0.0
@@ -875,7 +877,6 @@ public struct AttitudeFilter: Sendable {
             return nil
         }
         lastUsefulGravityTime = time
-        lowPassedTiltWrongSince = nil
         measureGravity(direction: direction, noise: noise)
         return nil
     }
@@ -930,7 +931,10 @@ public struct AttitudeFilter: Sendable {
             lowPassedTiltWrongSince = nil
             return false
         }
-        let since = lowPassedTiltWrongSince ?? time
+        // The disagreement must last: checks further apart than a gyroscope gap start it again.
+        let continued = lowPassedTiltCheckTime.map { time - $0 <= configuration.maximumGyroscopeGapSeconds } ?? false
+        lowPassedTiltCheckTime = time
+        let since = continued ? lowPassedTiltWrongSince ?? time : time
         lowPassedTiltWrongSince = since
         guard time - since >= configuration.lowPassedTiltRecoverySeconds else { return false }
         lowPassedTiltWrongSince = nil
