@@ -87,7 +87,11 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   The gain on the yaw error is zeroed: gravity says nothing about north. When no sample has
 ///   been useful for a second (noise above ``Configuration/usefulGravityNoiseDegrees``: a shaken
 ///   or vibrating phone), the accelerometer low-passed in the gyroscope's frame takes over
-///   (``Configuration/lowPassedGravityAfterSeconds``; VQF's idea, Laidig & Seel 2023).
+///   (``Configuration/lowPassedGravityAfterSeconds``; VQF's idea, Laidig & Seel 2023). When that
+///   low-pass, settled, disagrees with the vertical beyond the linear range for
+///   ``Configuration/lowPassedTiltRecoverySeconds``, the attitude is re-levelled to it and the
+///   yaw widened by the correction's leak through the dip (a phone that vibrates is never still,
+///   so the recovery below never runs for it).
 /// - **Magnetometer** (one scalar update, yaw only): with m_w = R·m, the measured yaw error is
 ///   −atan2(m_w,E, m_w,N) = δθ_D − (m_w,D / H)·δθ_N (H the horizontal part), the tilt error leaking
 ///   through the dip as in NXP AN4248, with noise (σ_m / H)² + (ε_c·m_w,D / H)² (ε_c:
@@ -103,7 +107,8 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   Joseph form (valid for any gain).
 /// - **Disturbance**: the field's strength and dip (measured with the filter's own vertical) are
 ///   compared with the expected field (``ExpectedMagneticField``, or a reference the filter learns
-///   from agreeing samples when none is given) and with the caller's interference flag; while they
+///   from agreeing samples when none is given; its dip only while the tilt's sigma is at most
+///   ``Configuration/referenceDipMaximumTiltSigmaDegrees``) and with the caller's interference flag; while they
 ///   disagree, or while the yaw innovation is beyond ``Configuration/innovationGateSigmas``, the
 ///   heading is held on the gyroscope (``MagneticState/holding``) and its sigma grows with the
 ///   gyroscope's noise and bias uncertainty; once the field agrees for
@@ -143,7 +148,10 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   across the gap: a field that turned under a phone lying flat is a magnet as often as a turn
 ///   on a table, and the gyroscope, read again, tells them apart. It is kept as well after a gap
 ///   of at most ``Configuration/keepsYawAcrossShortGapSeconds`` that ends with the phone turning
-///   or pushed: one sample of a swing is no ground for a TRIAD. Time running backwards does the
+///   or pushed: one sample of a swing is no ground for a TRIAD. A kept attitude is less certain by
+///   what the phone may have turned since the last rest read that saw it still (the wake's rate
+///   over ``Configuration/restReadIntervalSeconds``: variance (ω·T)²/3 about each axis), and a
+///   wake's sample beyond the acceleration gate does not level it. Time running backwards does the
 ///   same. Non-finite input is rejected. When the first field after such a gap disagrees with the
 ///   kept yaw beyond three of its own sigmas, the heading's sigma covers the disagreement until
 ///   the phone has turned a quarter turn under the field (a magnet that came while the phone
