@@ -1795,7 +1795,7 @@ public struct AttitudeFilter: Sendable {
         // is as uncertain as the accelerometer's model says for that rate: a tight tilt here kept
         // a moving seed's 5–10° for 15 s (BROAD trial 08).
         let sr = configuration.accelerometerNoisePerRateMetresPerSecondSquared * ((rate ?? .zero) - gyroscopeBiasRadiansPerSecond).length
-        let tilt = (sa * sa + 0 * configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr) / (g * g)
+        let tilt = (sa * sa + configuration.accelerometerDeviationWeight * deviation * deviation + sr * sr) / (g * g)
             + keptAngle * keptAngle
         let horizontal = max(1e-3, o.fieldStrengthMicrotesla * cos(Angle.radians(o.inclinationDegrees)))
         let sm = configuration.magnetometerNoiseMicrotesla / horizontal
