@@ -75,7 +75,8 @@ enum ReplaySetting {
 
     static func flags() -> [(name: String, path: WritableKeyPath<Configuration, Bool>)] {
         [("filter.keepsYawAcrossUntiltedGap", \.compass.attitudeFilter.keepsYawAcrossUntiltedGap),
-         ("filter.constantScaleFactorInSigma", \.compass.attitudeFilter.constantScaleFactorInSigma)]
+         ("filter.constantScaleFactorInSigma", \.compass.attitudeFilter.constantScaleFactorInSigma),
+         ("filter.keepsVerticalAtStillWake", \.compass.attitudeFilter.keepsVerticalAtStillWake)]
     }
 
     static var names: [String] { numbers().map(\.name) + flags().map(\.name) }

@@ -151,8 +151,10 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   or pushed: one sample of a swing is no ground for a TRIAD. A kept attitude is less certain by
 ///   what the phone may have turned since the last rest read that saw it still (the wake's rate
 ///   over ``Configuration/restReadIntervalSeconds``: variance (ω·T)²/3 about each axis), and a
-///   wake's sample beyond the acceleration gate does not level it. Time running backwards does the
-///   same. Non-finite input is rejected. When the first field after such a gap disagrees with the
+///   wake's sample beyond the acceleration gate does not level it. A TRIAD at a wake whose
+///   gyroscope says still takes the kept vertical when its one sample is beyond
+///   ``Configuration/tiltRecoveryDegrees`` from it and the sample before was not (a shake, not a
+///   tilt; ``Configuration/keepsVerticalAtStillWake``). Time running backwards does the same. Non-finite input is rejected. When the first field after such a gap disagrees with the
 ///   kept yaw beyond three of its own sigmas, the heading's sigma covers the disagreement until
 ///   the phone has turned a quarter turn under the field (a magnet that came while the phone
 ///   rested, or a nudge the rest handed over: nothing at the wake tells which). When the field is
@@ -385,6 +387,10 @@ public struct AttitudeFilter: Sendable {
         public var tiltRecoveryDegrees = 12.0
         /// …for this long re-seeds the attitude, seconds (default 0.4).
         public var tiltRecoverySeconds = 0.4
+        /// A wake whose gyroscope says still, with an accelerometer sample beyond
+        /// ``tiltRecoveryDegrees`` from the vertical of before the gap, seeds on that vertical
+        /// (default true; see `seed`).
+        public var keepsVerticalAtStillWake = true
         /// A low-passed gravity (``accelerometerLowPassSeconds``, at least that old) that disagrees
         /// with the filter's vertical beyond ``tiltRecoveryDegrees`` for this long re-levels the
         /// attitude to it, seconds (default 1; 0 never): the recovery above needs a still phone,
@@ -516,6 +522,8 @@ public struct AttitudeFilter: Sendable {
     public private(set) var attitudeRecoveryCount = 0
     /// Re-levels to the low-passed gravity (``Configuration/lowPassedTiltRecoverySeconds``).
     public private(set) var lowPassedRelevelCount = 0
+    /// TRIAD seeds after a gap on the vertical of before it (``Configuration/keepsVerticalAtStillWake``).
+    public private(set) var keptVerticalSeedCount = 0
     /// Number of re-seeds after a gap that kept the yaw from before it (the field disagreed).
     public private(set) var heldYawSeedCount = 0
     /// Wakes whose field corrections were undone by a hold soon after (``Configuration/wakeRollbackSeconds``).
@@ -556,6 +564,8 @@ public struct AttitudeFilter: Sendable {
     /// Latest raw gyroscope reading, rad/s (held between samples).
     private var lastRate = Vector3.zero
     private var latestAcceleration: Vector3?
+    /// The accelerometer sample before the latest one.
+    private var previousAcceleration: Vector3?
     private var latestField: Vector3?
     private var selector: HeadingAxisSelector
     private var learnedField: Double?
@@ -839,6 +849,7 @@ public struct AttitudeFilter: Sendable {
     public mutating func addAcceleration(_ a: Vector3, time: Double) -> HeadingRejection? {
         guard a.isFinite, time.isFinite else { lastRejection = .nonFiniteInput; return lastRejection }
         lastRejection = nil
+        previousAcceleration = latestAcceleration
         latestAcceleration = a
         stillWindow.addAcceleration(a, time: time)
         guard advance(to: time) else { return nil }
@@ -1674,8 +1685,8 @@ public struct AttitudeFilter: Sendable {
         wakeDisagreementRadians = 0; wakeRotationRadians = 0; wakeFieldPending = false
         fieldPullRadians = 0; fieldPullTime = nil
         guard let a = latestAcceleration, let m = latestField,
-              case .success(let o) = TiltCompensation.orientation(magnetic: m, acceleration: a),
-              let q = Quaternion(rotationMatrix: Matrix3(rows: o.north, o.east, -o.up)) else {
+              case .success(let sampleOrientation) = TiltCompensation.orientation(magnetic: m, acceleration: a),
+              let sampleQuaternion = Quaternion(rotationMatrix: Matrix3(rows: sampleOrientation.north, sampleOrientation.east, -sampleOrientation.up)) else {
             isSeeded = false
             return
         }
@@ -1783,6 +1794,27 @@ public struct AttitudeFilter: Sendable {
             let up = attitude.rotate(direction)
             return atan2(up.cross(Vector3(0, 0, -1)).length, -up.z)
         }()
+        // When the gyroscope's first sample says the phone is not turning, a sample beyond the
+        // tilt recovery's angle from the vertical of before the gap, while the sample before it
+        // was within that angle, is a shake, not a tilt (a phone that tilted that far and stopped
+        // within one rest read is rarer than a vibration; samples read during the gap that show
+        // the tilt make it one): the TRIAD takes the kept vertical, still with that angle in its
+        // variance, and the still recovery levels it within ``Configuration/tiltRecoverySeconds``
+        // if the phone did tilt. BROAD trial 26 at 2.2 Hz: the sample 19° off, the heading 60°
+        // off for the 4 s until the low-passed gravity re-levelled it.
+        var (o, q) = (sampleOrientation, sampleQuaternion)
+        let recoveryAngle = Angle.radians(configuration.tiltRecoveryDegrees)
+        let previousNearKept = previousAcceleration.flatMap(\.normalized).map {
+            -attitude.rotate($0).z >= cos(recoveryAngle)
+        } ?? false
+        if configuration.keepsVerticalAtStillWake, afterGap, previousAttitudeUsable, previousNearKept,
+           ((rate ?? .zero) - gyroscopeBiasRadiansPerSecond).length <= configuration.stillRateRadiansPerSecond,
+           keptAngle > recoveryAngle,
+           case .success(let kept) = TiltCompensation.orientation(magnetic: m, acceleration: attitude.inverseRotate(Vector3(0, 0, -1)) * a.length),
+           let keptQuaternion = Quaternion(rotationMatrix: Matrix3(rows: kept.north, kept.east, -kept.up)) {
+            (o, q) = (kept, keptQuaternion)
+            keptVerticalSeedCount += 1
+        }
         attitude = q
         isSeeded = true
         previousAttitudeUsable = true
