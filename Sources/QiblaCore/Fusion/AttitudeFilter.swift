@@ -1810,7 +1810,7 @@ public struct AttitudeFilter: Sendable {
         if configuration.keepsVerticalAtStillWake, afterGap, previousAttitudeUsable, previousNearKept,
            ((rate ?? .zero) - gyroscopeBiasRadiansPerSecond).length <= configuration.stillRateRadiansPerSecond,
            keptAngle > recoveryAngle,
-           case .success(let kept) = TiltCompensation.orientation(magnetic: m, acceleration: attitude.inverseRotate(Vector3(0, 0, -1)) * a.length),
+           case .success(let kept) = TiltCompensation.orientation(magnetic: m, acceleration: upDirection * a.length),
            let keptQuaternion = Quaternion(rotationMatrix: Matrix3(rows: kept.north, kept.east, -kept.up)) {
             (o, q) = (kept, keptQuaternion)
             keptVerticalSeedCount += 1
