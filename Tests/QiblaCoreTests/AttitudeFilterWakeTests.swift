@@ -25,6 +25,18 @@ import Testing
         }
     }
 
+    /// A filter with one setting changed, fed `phone` still for 5 s with the gyroscope, then
+    /// resting for `restSeconds` (rest reads only): the state a wake finds.
+    private func rested(_ phone: StillPhone, restSeconds: Double,
+                        _ configure: (inout AttitudeFilter.Configuration) -> Void) -> AttitudeFilter {
+        var configuration = AttitudeFilter.Configuration()
+        configure(&configuration)
+        var f = AttitudeFilter(configuration: configuration)
+        phone.feed(&f, from: 0, seconds: 5)
+        rest(&f, phone, from: 5, seconds: restSeconds)
+        return f
+    }
+
     /// A phone turned 60° between two rest reads, beside a magnet that the wake's field shows, so
     /// the yaw from before the gap is kept and the field held off: the kept yaw is as wrong as
     /// the turn, and its sigma must say so (the turn at the wake's rate over the rest's read
@@ -32,12 +44,7 @@ import Testing
     /// before the rest while 55° off.
     @Test func aTurnBetweenRestReadsWidensTheKeptYaw() throws {
         func wake(readInterval: Double) throws -> (error: Double, sigma: Double, keptYaw: Bool) {
-            var configuration = AttitudeFilter.Configuration()
-            configuration.restReadIntervalSeconds = readInterval
-            var f = AttitudeFilter(configuration: configuration)
-            let before = StillPhone(heading: 40)
-            before.feed(&f, from: 0, seconds: 5)
-            rest(&f, before, from: 5, seconds: 2)
+            var f = rested(StillPhone(heading: 40), restSeconds: 2) { $0.restReadIntervalSeconds = readInterval }
             // A magnet beside the phone: 15 µT more along the device's x axis.
             let magnet = Vector3(15, 0, 0)
             let after = StillPhone(heading: 100)
@@ -67,12 +74,8 @@ import Testing
     /// vertical is tens of degrees off.
     @Test func aWakeSampleBeyondTheGateDoesNotLevelTheAttitude() throws {
         func wake(gate: Double) throws -> (tiltError: Double, tiltSigma: Double) {
-            var configuration = AttitudeFilter.Configuration()
-            configuration.accelerationGateMetresPerSecondSquared = gate
-            var f = AttitudeFilter(configuration: configuration)
             let phone = StillPhone(heading: 40, pitch: 10)
-            phone.feed(&f, from: 0, seconds: 5)
-            rest(&f, phone, from: 5, seconds: 1)
+            var f = rested(phone, restSeconds: 1) { $0.accelerationGateMetresPerSecondSquared = gate }
             let g = TiltCompensation.standardGravity
             let swing = phone.acceleration * 0.3 + phone.attitude.transposed * Vector3(0, 0.4 * g, 0)
             f.addAcceleration(swing, time: 6.2)
@@ -95,12 +98,8 @@ import Testing
     /// settled, re-levels it. Without that it stays 19° off, as trial 26 did for 120 s.
     @Test func aVibratingPhoneSeededOffTheVerticalIsRelevelled() throws {
         func run(relevelAfter seconds: Double) throws -> (seedError: Double, lastError: Double, relevels: Int) {
-            var configuration = AttitudeFilter.Configuration()
-            configuration.lowPassedTiltRecoverySeconds = seconds
-            var f = AttitudeFilter(configuration: configuration)
             let phone = StillPhone(heading: 40)
-            phone.feed(&f, from: 0, seconds: 5)
-            rest(&f, phone, from: 5, seconds: 3)
+            var f = rested(phone, restSeconds: 3) { $0.lowPassedTiltRecoverySeconds = seconds }
             let g = TiltCompensation.standardGravity
             let shaken = phone.attitude.transposed * (Matrix3.rotationX(degrees: 19) * Vector3(0, 0, -g))
             f.addAcceleration(shaken, time: 8.2)
@@ -135,12 +134,7 @@ import Testing
     /// its sigma covers the angle and the still recovery levels it within a second.
     @Test func aStillWakeSeedsOnTheKeptVertical() throws {
         func wake(sampleTilt: Double, phoneTilt: Double, keeps: Bool) throws -> (seedError: Double, worstRatio: Double, lastError: Double) {
-            var configuration = AttitudeFilter.Configuration()
-            configuration.keepsVerticalAtStillWake = keeps
-            var f = AttitudeFilter(configuration: configuration)
-            let before = StillPhone(heading: 40)
-            before.feed(&f, from: 0, seconds: 5)
-            rest(&f, before, from: 5, seconds: 3)
+            var f = rested(StillPhone(heading: 40), restSeconds: 3) { $0.keepsVerticalAtStillWake = keeps }
             let after = StillPhone(heading: 40, pitch: phoneTilt)
             let g = TiltCompensation.standardGravity
             let sample = after.attitude.transposed * (Matrix3.rotationX(degrees: sampleTilt) * Vector3(0, 0, -g))
@@ -175,13 +169,8 @@ import Testing
     /// only once the tilt is known, not through the wrong vertical.
     @Test func theDipIsNotLearnedThroughAnUnknownVertical() throws {
         func run(maximumTiltSigma: Double) throws -> (worstDip: Double, learned: Bool) {
-            var configuration = AttitudeFilter.Configuration()
-            configuration.referenceDipMaximumTiltSigmaDegrees = maximumTiltSigma
-            var f = AttitudeFilter(configuration: configuration)
             // Pitched about the east axis, so the whole tilt shows in the dip.
-            let before = StillPhone(heading: 0)
-            before.feed(&f, from: 0, seconds: 5)
-            rest(&f, before, from: 5, seconds: 1)
+            var f = rested(StillPhone(heading: 0), restSeconds: 1) { $0.referenceDipMaximumTiltSigmaDegrees = maximumTiltSigma }
             let after = StillPhone(heading: 0, pitch: 40)
             let g = TiltCompensation.standardGravity
             let swing = after.acceleration * 0.3 + after.attitude.transposed * Vector3(0.4 * g, 0, 0)

@@ -957,10 +957,7 @@ public struct AttitudeFilter: Sendable {
         lowPassedTiltWrongSince = since
         guard time - since >= configuration.lowPassedTiltRecoverySeconds else { return false }
         lowPassedTiltWrongSince = nil
-        let axis = up.cross(Vector3(0, 0, -1))
-        let angle = atan2(axis.length, -up.z)
-        guard let unit = axis.normalized else { return false }
-        attitude = (Quaternion(rotationVector: unit * angle) * attitude).normalized ?? attitude
+        let angle = level(toWorldUp: up)
         let dip = lastExpected?.inclinationDegrees ?? learnedInclination ?? lastInclinationDegrees
         let leak = angle * tan(Angle.radians(min(85, abs(dip.isFinite ? dip : 0))))
         ptt = Matrix3(noise, 0, 0, 0, noise, 0, 0, 0, ptt.row2.z + leak * leak)
@@ -1431,6 +1428,19 @@ public struct AttitudeFilter: Sendable {
     }
 
     /// A tilt re-levelled from the accelerometer, the yaw kept: only the yaw's shares stay.
+    /// Turns the attitude by the smallest rotation (about a horizontal world axis) that takes
+    /// `up`, a measured up direction in the world frame, onto the world's: the yaw stays. Returns
+    /// the angle turned, radians.
+    @discardableResult
+    private mutating func level(toWorldUp up: Vector3) -> Double {
+        let axis = up.cross(Vector3(0, 0, -1))
+        let angle = atan2(axis.length, -up.z)
+        if let unit = axis.normalized {
+            attitude = (Quaternion(rotationVector: unit * angle) * attitude).normalized ?? attitude
+        }
+        return angle
+    }
+
     private mutating func keepYawShares() {
         wtt = Matrix3(0, 0, 0, 0, 0, 0, 0, 0, wtt.row2.z); wtb = Matrix3.diagonal(0)
         mt = Matrix3(rows: .zero, .zero, mt.row2)
@@ -1560,13 +1570,7 @@ public struct AttitudeFilter: Sendable {
             magneticState = .tracking
             seed()
         } else {
-            // The smallest rotation (about a horizontal world axis) that takes the measured up to
-            // the world's: the yaw stays.
-            let axis = up.cross(Vector3(0, 0, -1))
-            let angle = atan2(axis.length, -up.z)
-            if let unit = axis.normalized {
-                attitude = (Quaternion(rotationVector: unit * angle) * attitude).normalized ?? attitude
-            }
+            level(toWorldUp: up)
             let sa = configuration.accelerometerNoiseMetresPerSecondSquared / TiltCompensation.standardGravity
             ptt = Matrix3(sa * sa, 0, 0, 0, sa * sa, 0, 0, 0, ptt.row2.z)
             ptb = Matrix3.diagonal(0)
@@ -1756,8 +1760,8 @@ public struct AttitudeFilter: Sendable {
             } else if beyondGate {
                 tiltVariance += unseenTiltVariance
                 keptTiltSeedCount += 1
-            } else if let unit = axis.normalized {
-                attitude = (Quaternion(rotationVector: unit * angle) * attitude).normalized ?? attitude
+            } else {
+                level(toWorldUp: up)
             }
             let held = Angle.radians(configuration.restYawDriftDegrees)
             ptt = Matrix3(tiltVariance, 0, 0, 0, tiltVariance, 0, 0, 0, ptt.row2.z + held * held + unseenTurnVariance)
