@@ -123,13 +123,14 @@ struct Replay: ParsableCommand {
     }
 
     /// `--sigma-parts`' columns: HEADING_ERROR's filter, calibration and declination terms, then the
-    /// filter sigma's covariance, integration, disagreement, reference and field-pull parts.
+    /// filter sigma's covariance, integration, disagreement, reference and field-pull parts, then
+    /// two diagnostics of that covariance: the tilt's sigma and the yaw's sigma given the tilt.
     static func sigmaPartsColumns(_ compass: CompassModel) -> String {
         let terms = compass.lastHeadingErrorTerms
         let parts = compass.lastFusedSigmaParts
         let values = [parts == nil ? nil : terms?.filterDegrees, terms?.calibrationDegrees, terms?.declinationDegrees,
                       parts?.covarianceDegrees, parts?.integrationDegrees, parts?.disagreementDegrees,
-                      parts?.referenceDegrees, parts?.fieldPullDegrees]
+                      parts?.referenceDegrees, parts?.fieldPullDegrees, parts?.tiltDegrees, parts?.yawGivenTiltDegrees]
         return values.map { " " + SensorLog.decimal($0 ?? .nan, places: 3) }.joined()
     }
 

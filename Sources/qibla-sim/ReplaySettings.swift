@@ -43,6 +43,8 @@ enum ReplaySetting {
             ("filter.innovationGateSeconds", \.compass.attitudeFilter.innovationGateSeconds),
             ("filter.restYawDriftDegrees", \.compass.attitudeFilter.restYawDriftDegrees),
             ("filter.lowPassedTiltRecoverySeconds", \.compass.attitudeFilter.lowPassedTiltRecoverySeconds),
+            ("filter.minimumInnovationSigmaScale", \.compass.attitudeFilter.minimumInnovationSigmaScale),
+            ("filter.innovationConsistencySeconds", \.compass.attitudeFilter.innovationConsistencySeconds),
             ("filter.referenceDipMaximumTiltSigmaDegrees", \.compass.attitudeFilter.referenceDipMaximumTiltSigmaDegrees),
             ("filter.restReadIntervalSeconds", \.compass.attitudeFilter.restReadIntervalSeconds),
             ("filter.wakeRollbackSeconds", \.compass.attitudeFilter.wakeRollbackSeconds),

@@ -122,7 +122,8 @@ import TestSupport
     /// `replay --offline --sigma-parts` adds what HEADING_ERROR is made of to every line (how this
     /// session found the filter's covariance, not the calibration's floor, to be most of the sigma
     /// on BROAD): the nine columns stay as they were, the three terms add up to HEADING_ERROR and
-    /// the filter's five parts to its sigma, and a fit changes the calibration's term.
+    /// the filter's five parts to its sigma, and a fit changes the calibration's term; the two
+    /// diagnostics follow.
     @Test func theSigmaPartsAddUpToTheHeadingError() throws {
         let (plain, parted) = try Self.offlineReplay("30_disturbed_stationary_magnet_C", with: ["--sigma-parts"])
         #expect(plain.status == 0 && parted.status == 0, "\(parted.stderr)")
@@ -130,10 +131,10 @@ import TestSupport
         let lines = parted.stdout.split(separator: "\n")
         #expect(lines.count == plainLines.count && lines.count > 1000)
         var fused = 0, worstTotal = 0.0, worstFilter = 0.0
-        var calibrationTerms = Set<String>(), withPull = 0, withIntegration = 0
+        var calibrationTerms = Set<String>(), withPull = 0, withIntegration = 0, withTilt = 0, worstBelowFloor = -Double.infinity
         for (line, plainLine) in zip(lines, plainLines) {
             let f = line.split(separator: " ").map(String.init)
-            guard f.count == 17 else { Issue.record("\(f.count) columns: \(line)"); break }
+            guard f.count == 19 else { Issue.record("\(f.count) columns: \(line)"); break }
             #expect(f[0..<9].joined(separator: " ") == plainLine, "\(line)")
             let v = f.map { Double($0) ?? .nan }
             guard v[4] == 1 else {
@@ -148,6 +149,10 @@ import TestSupport
             // The filter's sigma = max(√(P² + integration² + disagreement² + reference²), pull).
             let filter = max((v[12] * v[12] + v[13] * v[13] + v[14] * v[14] + v[15] * v[15]).squareRoot(), v[16])
             if v[9] < 180 { worstFilter = max(worstFilter, abs(filter - v[9])) }
+            // The diagnostics: the tilt's sigma, and the yaw's given the tilt, which the
+            // covariance part never falls below by more than the innovations' floor (half).
+            if v[17] > 0 { withTilt += 1 }
+            worstBelowFloor = max(worstBelowFloor, 0.5 * v[18] - v[12])
             if v[16] > 0.1 { withPull += 1 }
             if v[13] > 0.1 { withIntegration += 1 }
         }
@@ -156,6 +161,7 @@ import TestSupport
         #expect(worstFilter < 0.005, "the filter's sigma off its parts by \(worstFilter)°")
         #expect(calibrationTerms.count > 1, "the fit at 40 s changes the calibration's term: \(calibrationTerms)")
         #expect(withPull > 0 && withIntegration > 0, "pull \(withPull), integration \(withIntegration)")
+        #expect(withTilt == fused && worstBelowFloor < 0.005, "tilt \(withTilt) of \(fused); below the floor by \(worstBelowFloor)°")
         let refused = try run(product("qibla-sim").path,
                               ["replay", "--sigma-parts", Self.recordings.appendingPathComponent("30_disturbed_stationary_magnet_C.log").path])
         #expect(refused.status == 64 && refused.stderr.contains("--sigma-parts follows the offline model"), "\(refused.stderr)")

@@ -738,6 +738,46 @@ struct StillPhone {
     /// back and forth (net turn 0, so it ends where the gyroscope's noise leaves it). The same
     /// filter with the sigma's scale factor as a white stand-in (the gains' model) and as the
     /// constant it is (`Configuration.constantScaleFactorInSigma`).
+    /// `Configuration.minimumInnovationSigmaScale`: a magnetometer quieter than the filter's noise
+    /// model shows it in the yaw innovations, and the published yaw uncertainty that the tilt does
+    /// not explain narrows (never the gains: the headings are the same); one as noisy as the model
+    /// leaves the sigma nearly as it was. A phone turning at 0.3 rad/s for 30 s at 50 Hz.
+    @Test func theInnovationsNarrowTheYawTheTiltDoesNotExplain() throws {
+        func run(noiseMicrotesla: Double, scale: Double) throws -> (heading: Double, covariance: Double, yawGivenTilt: Double) {
+            var configuration = AttitudeFilter.Configuration()
+            configuration.minimumInnovationSigmaScale = scale
+            var f = AttitudeFilter(configuration: configuration)
+            var rng = SeededGenerator(seed: 36)
+            StillPhone(heading: 10, pitch: 20).feed(&f, from: 0, seconds: 5)
+            let rate = 50.0, seconds = 30.0
+            func phone(_ t: Double) -> StillPhone { StillPhone(heading: 10 + Angle.degrees(0.3 * t), pitch: 20) }
+            for k in 0..<Int(seconds * rate) {
+                let t = Double(k) / rate
+                let now = phone(t)
+                f.addAngularVelocity(now.bodyRate(to: phone(t + 1 / rate), seconds: 1 / rate), time: 5 + t)
+                f.addAcceleration(now.acceleration, time: 5 + t + 0.3 / rate)
+                let noise = Vector3(rng.gaussian(), rng.gaussian(), rng.gaussian()) * noiseMicrotesla
+                f.addMagneticField(now.field + noise, time: 5 + t + 0.6 / rate)
+            }
+            let h = try #require(f.heading(at: 5 + seconds - 0.4 / rate))
+            let parts = h.sigmaParts
+            return (h.magneticHeadingDegrees, parts.covarianceDegrees, parts.yawGivenTiltDegrees)
+        }
+        let quietOff = try run(noiseMicrotesla: 0.05, scale: 1), quiet = try run(noiseMicrotesla: 0.05, scale: 0.5)
+        let modelledOff = try run(noiseMicrotesla: 0.6, scale: 1), modelled = try run(noiseMicrotesla: 0.6, scale: 0.5)
+        #expect(quiet.heading == quietOff.heading && modelled.heading == modelledOff.heading, "the gains are the same")
+        // Most of the yaw's uncertainty here is not the tilt's: the part the innovations can test.
+        #expect(quietOff.yawGivenTilt > 0.5 * quietOff.covariance, "\(quietOff)")
+        #expect(quiet.covariance < 0.75 * quietOff.covariance, "a quiet magnetometer narrows it: \(quiet) against \(quietOff)")
+        // Not below the floor: half the yaw's own sigma, the tilt's share whole.
+        let floor = (max(0, quietOff.covariance * quietOff.covariance - 0.75 * quietOff.yawGivenTilt * quietOff.yawGivenTilt)).squareRoot()
+        #expect(quiet.covariance >= floor - 1e-6, "\(quiet.covariance)° against the floor \(floor)°")
+        #expect(modelled.covariance > 0.85 * modelledOff.covariance, "a magnetometer as noisy as the model: \(modelled) against \(modelledOff)")
+        print(String(format: "innovations' consistency: quiet magnetometer covariance %.3f° → %.3f° (yaw given tilt %.3f°); "
+                     + "as modelled %.3f° → %.3f°", quietOff.covariance, quiet.covariance, quietOff.yawGivenTilt,
+                     modelledOff.covariance, modelled.covariance))
+    }
+
     @Test func theSigmaTakesTheScaleFactorAsTheConstantItIs() throws {
         func run(spinning: Bool, constant: Bool) throws -> (error: Double, sigma: Double) {
             var configuration = AttitudeFilter.Configuration()

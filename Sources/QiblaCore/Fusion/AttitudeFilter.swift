@@ -43,6 +43,16 @@ public struct FusedHeadingSigmaParts: Sendable, Equatable {
     public var referenceDegrees = 0.0
     /// The floor: the field's recent pull on the yaw (``AttitudeFilter/Configuration/fieldPullSeconds``).
     public var fieldPullDegrees = 0.0
+    /// A diagnostic, not a part: the tilt's one sigma in the covariance the heading is read
+    /// through (the RMS of the vertical's error, √(C_EE + C_NN), C = P with the scale factor taken
+    /// as a constant as in ``covarianceDegrees``).
+    public var tiltDegrees = 0.0
+    /// A diagnostic, not a part: the yaw's one sigma given the tilt, √(C_UU − C_Ut·C_tt⁻¹·C_tU)
+    /// (the Schur complement of C's tilt block). No heading's covariance part is below it; the
+    /// rest of that part is the tilt's uncertainty leaking into the heading (through the field's
+    /// dip, where the magnetometer sets the yaw through the same vertical, and through the axis'
+    /// own slope). On BROAD at Berlin's 68° dip it is nearly nothing (BENCHMARKS.md).
+    public var yawGivenTiltDegrees = 0.0
 
     public init() {}
 }
@@ -486,6 +496,30 @@ public struct AttitudeFilter: Sendable {
         /// magnetometer-to-gyroscope misalignment), degrees, added in quadrature to the sigma
         /// (default 0: `CompassModel` adds the calibration's own term).
         public var referenceHeadingErrorDegrees = 0.0
+        /// The published yaw uncertainty that the tilt does not explain is scaled by what the
+        /// magnetometer's yaw innovations show of it, down to this factor on its sigma (default
+        /// 0.5; 1 turns it off). The innovations' consistency is the running mean of ν²/S, ν a
+        /// yaw innovation and S = h·P·hᵀ + R its predicted variance with the sample's own noise R
+        /// (not the correlated-noise inflation, which only the gains take): a filter whose noise
+        /// models are wider than the sensors' sees it below 1 (covariance matching on the
+        /// innovations: R. K. Mehra, "On the identification of variances and adaptive Kalman
+        /// filtering", IEEE Trans. Automatic Control 15(2):175–184, 1970; A. H. Mohamed and
+        /// K. P. Schwarz, "Adaptive Kalman filtering for INS/GPS", J. Geodesy 73:193–203, 1999).
+        /// Only the sigma takes it, never the gains, and only the yaw's variance given the tilt
+        /// (``FusedHeadingSigmaParts/yawGivenTiltDegrees``): the magnetometer's yaw is read
+        /// through the filter's own vertical, so a tilt error leaks into both alike and the
+        /// innovations cannot see it. Only while the field is tracked (a held field's yaw rests on
+        /// the gyroscope, which the innovations did not test), and only as much of it as there was
+        /// at the last magnetometer update: what the gyroscope added since is taken whole (a phone
+        /// spun 20 rad on the gyroscope alone after a noiseless field was otherwise 11.5° off
+        /// with a sigma of 5.5°, `theSigmaTakesTheScaleFactorAsTheConstantItIs`). BROAD at 48 Hz: pooled within 1×
+        /// 93.7 % → 91.5 %, none confidently wrong, the needle unmoved (BENCHMARKS.md,
+        /// twenty-fourth session); on the whole covariance (the tilt's share too) the simulation's
+        /// 20 Hz walk fell to 50 % within 1σ (`FusionSweepTests`, floor 55 %).
+        public var minimumInnovationSigmaScale = 0.5
+        /// Time constant of the innovations' consistency, seconds (default 10; 3–30 give the same
+        /// on BROAD within 0.6 %).
+        public var innovationConsistencySeconds = 10.0
         /// Folded tilt (degrees) above which the heading switches from the top edge to the back
         /// camera, and below which it switches back (`HeadingAxisSelector`).
         public var switchToBackAboveTiltDegrees = 55.0
@@ -682,6 +716,13 @@ public struct AttitudeFilter: Sendable {
     /// the gate still takes it) or a gyroscope that drifts pulls one way, and then the yaw and
     /// the field disagree by about the pull: the heading's sigma is at least its size.
     private var fieldPullRadians = 0.0
+    /// The yaw innovations' consistency: the running mean of ν²/S (each term capped at 9), and
+    /// the time of the last (``Configuration/minimumInnovationSigmaScale``).
+    private var innovationConsistency = 1.0
+    private var innovationConsistencyTime: Double?
+    /// The published yaw variance given the tilt right after the last magnetometer update, rad²:
+    /// the most of it the innovations vouch for (0 until an update since the seed).
+    private var testedYawVarianceGivenTilt = 0.0
     private var fieldPullTime: Double?
     /// Until when the reference's strength and dip are relearned after a new correction, seconds.
     private var referenceRelearnUntil: Double?
@@ -741,6 +782,9 @@ public struct AttitudeFilter: Sendable {
         latestAcceleration = nil
         latestField = nil
         stillWindow.reset()
+        innovationConsistency = 1
+        innovationConsistencyTime = nil
+        testedYawVarianceGivenTilt = 0
     }
 
     /// The magnetometer's correction changed (a provisional fit, an accepted one, a refit or a
@@ -1184,11 +1228,20 @@ public struct AttitudeFilter: Sendable {
             learnMagnetometerLag(field: m, world: world, innovation: innovation,
                                  variance: s + slowSquare * slowFactor, time: time)
         }
+        if magneticState == .tracking {
+            let predicted = row.dot(ptt * row) + noise + slowSquare
+            if predicted > 0, predicted.isFinite, innovation.isFinite {
+                let w = 1 - exp(-max(0, time - (innovationConsistencyTime ?? time)) / max(1e-3, configuration.innovationConsistencySeconds))
+                innovationConsistency += w * (min(9, innovation * innovation / predicted) - innovationConsistency)
+                innovationConsistencyTime = time
+            }
+        }
         let gain = update(innovation: innovation, attitudeRow: row,
                           noise: noise * correlatedNoiseFactor(interval: sinceLastUpdate) + slowSquare * slowFactor,
                           tilt: false, yaw: true,
                           bias: learnsBias && max(rateNow, recentRateRadiansPerSecond) <= configuration.magnetometerBiasMaximumRateRadiansPerSecond)
         fieldYawCorrectionSigmaRadians = correctionSigma
+        testedYawVarianceGivenTilt = Self.yawVarianceGivenTilt(publishedCovariance)
         if let until = wakeRollbackUntil {
             if time <= until { wakeYawCorrectionRadians += gain.z * innovation } else { wakeRollbackUntil = nil }
         }
@@ -1352,6 +1405,16 @@ public struct AttitudeFilter: Sendable {
             let sens = mt.transposed * jacobian
             variance = other + k * k * sens.dot(sens)
         }
+        let published = publishedCovariance
+        // The yaw's uncertainty given the tilt, as far as the innovations tested it (what it was
+        // at the last magnetometer update: what the gyroscope added since is taken whole), scaled
+        // by their consistency.
+        let floor = configuration.minimumInnovationSigmaScale
+        let consistency = min(1, max(floor * floor, innovationConsistency))
+        if consistency < 1, magneticState == .tracking {
+            let tested = min(Self.yawVarianceGivenTilt(published), testedYawVarianceGivenTilt)
+            variance = max(0, variance - (1 - consistency) * tested)
+        }
         if dt != 0 {
             let rotate = q.rotationMatrix
             let biasVariance = jacobian.dot((rotate * pbb * rotate.transposed) * jacobian)
@@ -1383,12 +1446,35 @@ public struct AttitudeFilter: Sendable {
             + recoveryDisagreementRadians * recoveryDisagreementRadians + wakeDisagreementRadians * wakeDisagreementRadians)
         parts.referenceDegrees = degrees(reference * reference + leak * leak)
         parts.fieldPullDegrees = degrees(fieldPullRadians * fieldPullRadians)
+        parts.tiltDegrees = degrees(published.row0.x + published.row1.y)
+        parts.yawGivenTiltDegrees = degrees(Self.yawVarianceGivenTilt(published))
         let heading = Angle.normalized360(Angle.degrees(atan2(v.y, v.x)))
         guard heading.isFinite else { return nil }
         let up = q.inverseRotate(Vector3(0, 0, -1))
         return FusedHeading(magneticHeadingDegrees: heading, sigmaDegrees: sigma.isFinite ? min(180, max(sigma, 1e-6)) : 180,
                             axis: axis, tiltDegrees: Angle.degrees(atan2(hypot(up.x, up.y), up.z)),
                             timeSeconds: time, magneticState: magneticState, sigmaParts: parts)
+    }
+
+    /// The covariance the heading's sigma is read through (rad², world frame): P, or with
+    /// ``Configuration/constantScaleFactorInSigma`` P less the white scale factor's share plus the
+    /// constant one's, k²·M·Mᵀ.
+    private var publishedCovariance: Matrix3 {
+        guard configuration.constantScaleFactorInSigma else { return ptt }
+        let k = configuration.gyroscopeScaleFactorError
+        return (ptt - wtt) + (mt * mt.transposed) * (k * k)
+    }
+
+    /// The yaw's variance given the tilt, rad²: C_UU − C_Ut·C_tt⁻¹·C_tU for a covariance C in the
+    /// world frame (East, North, Up), the tilt being its first two axes; C_UU when the tilt block is
+    /// singular.
+    static func yawVarianceGivenTilt(_ c: Matrix3) -> Double {
+        let a = c.row0.x, b = c.row0.y, d = c.row1.y
+        let determinant = a * d - b * b
+        guard determinant > 1e-30, determinant.isFinite else { return max(0, c.row2.z) }
+        let u = c.row0.z, v = c.row1.z
+        let explained = (u * (d * u - b * v) + v * (a * v - b * u)) / determinant
+        return max(0, c.row2.z - explained)
     }
 
     // MARK: Internals
@@ -1688,6 +1774,7 @@ public struct AttitudeFilter: Sendable {
         wakeRollbackUntil = nil
         wakeDisagreementRadians = 0; wakeRotationRadians = 0; wakeFieldPending = false
         fieldPullRadians = 0; fieldPullTime = nil
+        testedYawVarianceGivenTilt = 0
         guard let a = latestAcceleration, let m = latestField,
               case .success(let sampleOrientation) = TiltCompensation.orientation(magnetic: m, acceleration: a),
               let sampleQuaternion = Quaternion(rotationMatrix: Matrix3(rows: sampleOrientation.north, sampleOrientation.east, -sampleOrientation.up)) else {
