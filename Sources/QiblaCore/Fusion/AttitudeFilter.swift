@@ -509,13 +509,17 @@ public struct AttitudeFilter: Sendable {
         /// (``FusedHeadingSigmaParts/yawGivenTiltDegrees``): the magnetometer's yaw is read
         /// through the filter's own vertical, so a tilt error leaks into both alike and the
         /// innovations cannot see it. Only while the field is tracked (a held field's yaw rests on
-        /// the gyroscope, which the innovations did not test), and only as much of it as there was
-        /// at the last magnetometer update: what the gyroscope added since is taken whole (a phone
-        /// spun 20 rad on the gyroscope alone after a noiseless field was otherwise 11.5° off
-        /// with a sigma of 5.5°, `theSigmaTakesTheScaleFactorAsTheConstantItIs`). BROAD at 48 Hz: pooled within 1×
-        /// 93.7 % → 91.5 %, none confidently wrong, the needle unmoved (BENCHMARKS.md,
-        /// twenty-fourth session); on the whole covariance (the tilt's share too) the simulation's
-        /// 20 Hz walk fell to 50 % within 1σ (`FusionSweepTests`, floor 55 %).
+        /// the gyroscope, which the innovations did not test), only while the phone turns slower
+        /// than ``magnetometerBiasMaximumRateRadiansPerSecond`` (see `slowEnoughForConsistency`),
+        /// and only as much of it as there was at the last magnetometer update since the last seed
+        /// or new correction: what the gyroscope added since is taken whole (a phone spun 20 rad
+        /// on the gyroscope alone after a noiseless field was otherwise 11.5° off with a sigma of
+        /// 5.5°, `theSigmaTakesTheScaleFactorAsTheConstantItIs`). BROAD, pooled within 1×: 48 Hz
+        /// 93.7 % → 92.5 %, 286 Hz 92.0 % → 90.8 %, none confidently wrong at either rate nor at
+        /// any rest rate, the needle unmoved (BENCHMARKS.md, twenty-fourth session). On the whole
+        /// covariance (the tilt's share too) the simulation's 20 Hz walk fell to 50 % within 1σ
+        /// (`FusionSweepTests`, floor 55 %); in fast turns too, BROAD trial 06 at 286 Hz was
+        /// confidently wrong at 652 instants.
         public var minimumInnovationSigmaScale = 0.5
         /// Time constant of the innovations' consistency, seconds (default 10; 3–30 give the same
         /// on BROAD within 0.6 %).
@@ -782,6 +786,22 @@ public struct AttitudeFilter: Sendable {
         latestAcceleration = nil
         latestField = nil
         stillWindow.reset()
+        restartInnovationConsistency()
+    }
+
+    /// Whether the phone turns slowly enough (now and lately) for the yaw innovations to measure
+    /// the filter's consistency: the rate below which the magnetometer teaches the bias
+    /// (``Configuration/magnetometerBiasMaximumRateRadiansPerSecond``). Faster, the innovations are
+    /// dominated by errors that change with the attitude and the time (the correction's residual,
+    /// the tilt's leak, the sensors' timing) that no noise model here holds: BROAD trial 06 at
+    /// every sample, in a 500 °/s spin, 7° off while the consistency scaled its sigma to 2.3°.
+    private func slowEnoughForConsistency(rateNow: Double) -> Bool {
+        max(rateNow, recentRateRadiansPerSecond) <= configuration.magnetometerBiasMaximumRateRadiansPerSecond
+    }
+
+    /// The innovations' consistency starts again from 1 (nothing tested): at a seed, a new
+    /// correction and a forgotten attitude, each a yaw the innovations so far did not test.
+    private mutating func restartInnovationConsistency() {
         innovationConsistency = 1
         innovationConsistencyTime = nil
         testedYawVarianceGivenTilt = 0
@@ -812,6 +832,9 @@ public struct AttitudeFilter: Sendable {
         gateRejectionStart = nil
         wakeDisagreementRadians = 0; wakeFieldPending = false
         wakeRollbackUntil = nil
+        // What the innovations tested so far was the yaw through the old correction; their
+        // consistency (of the noise models with the sensors) goes on.
+        testedYawVarianceGivenTilt = 0
         let sigma = Angle.radians(yawSigmaDegrees.isFinite ? max(0, yawSigmaDegrees) : 0)
         // A held yaw rests on the gyroscope since the hold began, not on the old correction's
         // field: turning it by what the corrections make of today's sample would move a right yaw
@@ -1411,7 +1434,8 @@ public struct AttitudeFilter: Sendable {
         // by their consistency.
         let floor = configuration.minimumInnovationSigmaScale
         let consistency = min(1, max(floor * floor, innovationConsistency))
-        if consistency < 1, magneticState == .tracking {
+        if consistency < 1, magneticState == .tracking,
+           slowEnoughForConsistency(rateNow: (lastRate - gyroscopeBiasRadiansPerSecond).length) {
             let tested = min(Self.yawVarianceGivenTilt(published), testedYawVarianceGivenTilt)
             variance = max(0, variance - (1 - consistency) * tested)
         }
@@ -1774,6 +1798,7 @@ public struct AttitudeFilter: Sendable {
         wakeRollbackUntil = nil
         wakeDisagreementRadians = 0; wakeRotationRadians = 0; wakeFieldPending = false
         fieldPullRadians = 0; fieldPullTime = nil
+        // Nothing since the seed is tested yet (the consistency of the noise models goes on).
         testedYawVarianceGivenTilt = 0
         guard let a = latestAcceleration, let m = latestField,
               case .success(let sampleOrientation) = TiltCompensation.orientation(magnetic: m, acceleration: a),
