@@ -13,7 +13,8 @@ once). Columns (degrees, medians over the trial's honesty instants, as evaluate.
 them): |d| the heading error, σ the published HeadingError; σ's terms (HeadingErrorModel
 .estimateFused): the filter's sigma, the calibration's, the declination's; the filter sigma's own
 parts (FusedHeadingSigmaParts): its covariance P, the gyroscope integration's, the reference's
-and the field-pull floor; "largest" says which of these was the largest share most often.
+and the field-pull floor; "largest" says which of these was the largest share most often; then
+two diagnostics of the filter's covariance: the tilt's one sigma and the yaw's given the tilt.
 "Confidently wrong": instants more than 3σ off with σ < 10° (evaluate.py).
 
 The bounds at the end are arithmetic on the same instants, not a filter run: σ scaled by k, σ
@@ -184,23 +185,27 @@ def main() -> None:
          f"instant `evaluate.py` scores for honesty, at {285.714 / args.rate:.1f} Hz"
          + (f"; settings {', '.join(args.setting)}" if args.setting else "") + ". Medians in degrees over the "
          "instants whose σ is below 90°. σ = √(filter² + calibration² + declination²); the filter's sigma = "
-         "max(√(P² + integration² + disagreement² + reference²), pull) (`FusedHeadingSigmaParts`). "
+         "max(√(P² + integration² + disagreement² + reference²), pull) (`FusedHeadingSigmaParts`); \"tilt\" and "
+         "\"yaw given tilt\" are two diagnostics of the covariance P is read through: the tilt's one sigma and the "
+         "yaw's given the tilt (the part the magnetometer's innovations can test, which "
+         "`AttitudeFilter.Configuration.minimumInnovationSigmaScale` narrows). "
          "\"σ × for 90 %\": the factor the trial's σ would need for 90 % of its errors within 1× (the 90th "
          "percentile of \\|d\\|/σ; below 1, σ is wider than the ceiling allows); \"largest \\|d\\|/σ\": "
          "where σ < 10° (3 is confidently wrong). A trial whose largest ratio is more than three times its "
          "factor cannot meet the ceiling under any one factor on its σ without a confident error.", "",
          "| trial | instants | within 1× | within 3× | confidently wrong | \\|d\\| | σ | filter | calibration | "
-         "declination | P | integration | pull | largest filter part | σ × for 90 % | largest \\|d\\|/σ |",
-         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
+         "declination | P | integration | pull | tilt | yaw given tilt | largest filter part | σ × for 90 % | largest \\|d\\|/σ |",
+         "|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|---:|---:|"]
     for name, n, w1, w3, cw, md, ms, med, top, p90, worst in rows:
         L.append(f"| {name} | {n} | {w1:.0f} % | {w3:.0f} % | {cw} | {f(md)} | {f(ms)} | {f(med['filter'])} | "
                  f"{f(med['calibration'])} | {f(med['declination'])} | {f(med['covariance'])} | "
-                 f"{f(med['integration'])} | {f(med['pull'])} | {top} | {f(p90)} | {f(worst)} |")
+                 f"{f(med['integration'])} | {f(med['pull'])} | {f(med['tilt'])} | {f(med['yaw_given_tilt'])} | "
+                 f"{top} | {f(p90)} | {f(worst)} |")
     d, s, parts = (np.concatenate(pooled[k]) for k in ("d", "s", "parts"))
     cal = parts[:, PARTS.index("calibration")]
     w1, w3, cw = shares(d, s)
     L += [f"| all | {len(d)} | {w1:.1f} % | {w3:.2f} % | {cw} | {f(float(np.median(d)))} | {f(float(np.median(s[s < 90])))} "
-          "| | | | | | | | | |", "",
+          "| | | | | | | | | | | |", "",
           "What the window's ceiling (≤ 90 % within 1×, and never confidently wrong) would take, pooled over the "
           "trials (arithmetic on the instants above, not a filter run):", "",
           "| σ instead of the published one | within 1× | within 3× | confidently wrong |", "|---|---:|---:|---:|"]

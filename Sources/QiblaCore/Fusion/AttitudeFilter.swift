@@ -519,7 +519,7 @@ public struct AttitudeFilter: Sendable {
         /// any rest rate, the needle unmoved (BENCHMARKS.md, twenty-fourth session). On the whole
         /// covariance (the tilt's share too) the simulation's 20 Hz walk fell to 50 % within 1σ
         /// (`FusionSweepTests`, floor 55 %); in fast turns too, BROAD trial 06 at 286 Hz was
-        /// confidently wrong at 652 instants.
+        /// confidently wrong at 299 instants.
         public var minimumInnovationSigmaScale = 0.5
         /// Time constant of the innovations' consistency, seconds (default 10; 3–30 give the same
         /// on BROAD within 0.6 %).
