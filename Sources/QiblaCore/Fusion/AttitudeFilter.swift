@@ -48,10 +48,12 @@ public struct FusedHeadingSigmaParts: Sendable, Equatable {
     /// as a constant as in ``covarianceDegrees``).
     public var tiltDegrees = 0.0
     /// A diagnostic, not a part: the yaw's one sigma given the tilt, √(C_UU − C_Ut·C_tt⁻¹·C_tU)
-    /// (the Schur complement of C's tilt block). No heading's covariance part is below it; the
-    /// rest of that part is the tilt's uncertainty leaking into the heading (through the field's
-    /// dip, where the magnetometer sets the yaw through the same vertical, and through the axis'
-    /// own slope). On BROAD at Berlin's 68° dip it is nearly nothing (BENCHMARKS.md).
+    /// (the Schur complement of C's tilt block). Before the innovations narrow it
+    /// (``AttitudeFilter/Configuration/minimumInnovationSigmaScale``, at most to half) no heading's
+    /// covariance part is below it; the rest of that part is the tilt's uncertainty leaking into
+    /// the heading (through the field's dip, where the magnetometer sets the yaw through the same
+    /// vertical, and through the axis' own slope). On BROAD at 48 Hz it is 57–95 % of the
+    /// covariance part's variance, median 77 % (BENCHMARKS.md, twenty-fourth session).
     public var yawGivenTiltDegrees = 0.0
 
     public init() {}
@@ -799,8 +801,8 @@ public struct AttitudeFilter: Sendable {
         max(rateNow, recentRateRadiansPerSecond) <= configuration.magnetometerBiasMaximumRateRadiansPerSecond
     }
 
-    /// The innovations' consistency starts again from 1 (nothing tested): at a seed, a new
-    /// correction and a forgotten attitude, each a yaw the innovations so far did not test.
+    /// The innovations' consistency starts again from 1, and nothing is tested: for a forgotten
+    /// attitude (a seed and a new correction restart only what is tested).
     private mutating func restartInnovationConsistency() {
         innovationConsistency = 1
         innovationConsistencyTime = nil
@@ -1429,6 +1431,7 @@ public struct AttitudeFilter: Sendable {
             variance = other + k * k * sens.dot(sens)
         }
         let published = publishedCovariance
+        let yawGivenTilt = Self.yawVarianceGivenTilt(published)
         // The yaw's uncertainty given the tilt, as far as the innovations tested it (what it was
         // at the last magnetometer update: what the gyroscope added since is taken whole), scaled
         // by their consistency.
@@ -1436,7 +1439,7 @@ public struct AttitudeFilter: Sendable {
         let consistency = min(1, max(floor * floor, innovationConsistency))
         if consistency < 1, magneticState == .tracking,
            slowEnoughForConsistency(rateNow: (lastRate - gyroscopeBiasRadiansPerSecond).length) {
-            let tested = min(Self.yawVarianceGivenTilt(published), testedYawVarianceGivenTilt)
+            let tested = min(yawGivenTilt, testedYawVarianceGivenTilt)
             variance = max(0, variance - (1 - consistency) * tested)
         }
         if dt != 0 {
@@ -1471,7 +1474,7 @@ public struct AttitudeFilter: Sendable {
         parts.referenceDegrees = degrees(reference * reference + leak * leak)
         parts.fieldPullDegrees = degrees(fieldPullRadians * fieldPullRadians)
         parts.tiltDegrees = degrees(published.row0.x + published.row1.y)
-        parts.yawGivenTiltDegrees = degrees(Self.yawVarianceGivenTilt(published))
+        parts.yawGivenTiltDegrees = degrees(yawGivenTilt)
         let heading = Angle.normalized360(Angle.degrees(atan2(v.y, v.x)))
         guard heading.isFinite else { return nil }
         let up = q.inverseRotate(Vector3(0, 0, -1))
