@@ -1422,15 +1422,10 @@ public struct AttitudeFilter: Sendable {
         guard h2 > 1e-14 else { return nil }
         // ∂ψ/∂δθ for ψ = atan2(v_E, v_N), δv = δθ × v.
         let jacobian = Vector3(-v.x * v.z / h2, -v.y * v.z / h2, 1)
-        var variance = jacobian.dot(ptt * jacobian)
-        if configuration.constantScaleFactorInSigma {
-            // The white scale factor's share out, the constant one's in.
-            let k = configuration.gyroscopeScaleFactorError
-            let other = max(0, jacobian.dot((ptt - wtt) * jacobian))
-            let sens = mt.transposed * jacobian
-            variance = other + k * k * sens.dot(sens)
-        }
+        // With the constant scale factor in the sigma, the white one's share out and the constant
+        // one's in (``publishedCovariance``).
         let published = publishedCovariance
+        var variance = max(0, jacobian.dot(published * jacobian))
         let yawGivenTilt = Self.yawVarianceGivenTilt(published)
         // The yaw's uncertainty given the tilt, as far as the innovations tested it (what it was
         // at the last magnetometer update: what the gyroscope added since is taken whole), scaled
