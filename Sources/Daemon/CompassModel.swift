@@ -111,8 +111,10 @@ public struct CompassModel: Sendable {
 
     public enum Input: Sendable, Equatable {
         /// Sensors were found; a heading needs the accelerometer too (tilt compensation). A
-        /// gyroscope, when present, is read only while the phone moves.
-        case sensorsAvailable(hasAccelerometer: Bool, hasGyroscope: Bool = false)
+        /// gyroscope, when present, is read only while the phone moves. `gyroscopeOutputHertz`: the
+        /// gyroscope chip's own output rate when the reader knows it (its `sampling_frequency`, a
+        /// log's `gyroscope_rate`), nil when not (`AttitudeFilter.gyroscopeOutputPeriodSeconds`).
+        case sensorsAvailable(hasAccelerometer: Bool, hasGyroscope: Bool = false, gyroscopeOutputHertz: Double? = nil)
         /// No usable magnetometer (absent, vanished, failing).
         case sensorsUnavailable
         /// The last claim went: the sensors were stopped.
@@ -230,7 +232,9 @@ public struct CompassModel: Sendable {
         self.configuration = configuration
         pipeline = HeadingPipeline(configuration: configuration.pipeline)
         pipeline.setCalibration(calibration)
+        let gyroscopeOutputPeriod = attitudeFilter.gyroscopeOutputPeriodSeconds
         attitudeFilter = AttitudeFilter(configuration: configuration.attitudeFilter)
+        attitudeFilter.gyroscopeOutputPeriodSeconds = gyroscopeOutputPeriod
         state.fused = false
         if calibratorChanged {
             let fit = calibrator.fit
@@ -249,7 +253,8 @@ public struct CompassModel: Sendable {
     public mutating func apply(_ input: Input, expectedField: MagneticField?) {
         calibrator.setExpectedField(expectedField)
         switch input {
-        case .sensorsAvailable(let hasAccelerometer, _):
+        case .sensorsAvailable(let hasAccelerometer, _, let gyroscopeHertz):
+            attitudeFilter.gyroscopeOutputPeriodSeconds = gyroscopeHertz.map { 1 / $0 }
             state.hasCompass = hasAccelerometer
             if !hasAccelerometer {
                 // Without gravity there is no tilt compensation: no heading rather than one from a

@@ -71,7 +71,7 @@ public struct DaemonModel: Sendable {
         if let place, Self.dayNumber(nowUnixSeconds) != place.dayNumber { refreshPlace(nowUnixSeconds: nowUnixSeconds) }
         compass.apply(input, expectedField: place?.answer.field)
         switch input {
-        case .sensorsAvailable(let hasAccelerometer, _): headingSource.apply(.magnetometer(present: hasAccelerometer))
+        case .sensorsAvailable(let hasAccelerometer, _, _): headingSource.apply(.magnetometer(present: hasAccelerometer))
         case .sensorsUnavailable: headingSource.apply(.magnetometer(present: false))
         case .stopped: headingSource.apply(.stopped)
         default: break

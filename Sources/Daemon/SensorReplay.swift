@@ -47,9 +47,11 @@ public struct SensorReplay: Sendable {
     ///   - position: the log's place (nil: no location, so no true heading and no expected field).
     ///   - unixSecondsAtStart: the wall-clock time of the log's first instant (the magnetic model's date).
     ///   - hasGyroscope: the log carries gyroscope samples.
+    ///   - gyroscopeOutputHertz: the gyroscope chip's own output rate when known (a log's
+    ///     `gyroscope_rate`: its samples are every n-th of a faster stream), nil when not.
     public init(configuration: DaemonModel.Configuration = DaemonModel.Configuration(), position: GeodeticPosition?,
-                unixSecondsAtStart: Double, hasGyroscope: Bool, rest: RestDetector.Configuration = RestDetector.Configuration(),
-                restSampleRateHertz: Double? = 2) {
+                unixSecondsAtStart: Double, hasGyroscope: Bool, gyroscopeOutputHertz: Double? = nil,
+                rest: RestDetector.Configuration = RestDetector.Configuration(), restSampleRateHertz: Double? = 2) {
         var configuration = configuration
         if let hertz = restSampleRateHertz, hertz.isFinite, hertz > 0 {
             configuration.compass.attitudeFilter.restReadIntervalSeconds = 1 / hertz
@@ -63,7 +65,9 @@ public struct SensorReplay: Sendable {
             model.apply(.manualSet(location), nowUnixSeconds: unixSecondsAtStart)
         }
         _ = model.claim(by: "replay")
-        model.apply(.sensorsAvailable(hasAccelerometer: true, hasGyroscope: hasGyroscope), nowUnixSeconds: unixSecondsAtStart)
+        model.apply(.sensorsAvailable(hasAccelerometer: true, hasGyroscope: hasGyroscope,
+                                      gyroscopeOutputHertz: hasGyroscope ? gyroscopeOutputHertz : nil),
+                    nowUnixSeconds: unixSecondsAtStart)
     }
 
     /// Feeds one instant's samples (device frame: m/s², rad/s, µT) taken at `timeSeconds` (the

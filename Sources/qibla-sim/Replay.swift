@@ -81,10 +81,12 @@ struct Replay: ParsableCommand {
         let parsed: SensorLog
         let position: GeodeticPosition?
         let start: Double
+        let gyroscopeOutputHertz: Double?
         do {
             parsed = try SensorLog.parse(text)
             position = try lat.flatMap { la in lon.map { (la, $0) } }.map { try simulatorPosition($0.0, $0.1) } ?? parsed.position()
             start = try parsed.startUnixSeconds() ?? WallClock.nowUnixSeconds()
+            gyroscopeOutputHertz = try parsed.gyroscopeOutputHertz()
         } catch let error as SensorLogError {
             Console.printError("qibla-sim replay: \(log): \(error)")
             throw ExitCode(ExitStatus.invalidValue.rawValue)
@@ -97,7 +99,8 @@ struct Replay: ParsableCommand {
             Console.printError("qibla-sim replay: the log gives no latitude and longitude: no true heading and no expected field")
         }
         if offline {
-            replayOffline(parsed, position: position, startUnixSeconds: start, configuration: try modelConfiguration())
+            replayOffline(parsed, position: position, startUnixSeconds: start, gyroscopeOutputHertz: gyroscopeOutputHertz,
+                          configuration: try modelConfiguration())
         } else {
             try replayLive(parsed, position: position)
         }
@@ -151,9 +154,9 @@ struct Replay: ParsableCommand {
 
     /// The model over every instant; one line per instant after the first heading.
     func replayOffline(_ log: SensorLog, position: GeodeticPosition?, startUnixSeconds: Double,
-                       configuration: DaemonModel.Configuration) {
+                       gyroscopeOutputHertz: Double?, configuration: DaemonModel.Configuration) {
         var replay = SensorReplay(configuration: configuration, position: position, unixSecondsAtStart: startUnixSeconds,
-                                  hasGyroscope: log.hasGyroscope,
+                                  hasGyroscope: log.hasGyroscope, gyroscopeOutputHertz: gyroscopeOutputHertz,
                                   restSampleRateHertz: restSampleRate > 0 ? restSampleRate : nil)
         var started = false
         var calibrationGeneration = -1

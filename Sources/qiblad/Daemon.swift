@@ -287,7 +287,8 @@ final class Daemon: @unchecked Sendable {
             write(log.sensorsFound(magnetometer: "\(magnetometer)", accelerometer: accelerometer.map { "\($0)" },
                                    gyroscope: gyroscope.map { "\($0)" }))
             if let device = sensors?.magnetometerDevice { magnetometerAppeared(device, now: now) }
-            model.apply(.sensorsAvailable(hasAccelerometer: accelerometer != nil, hasGyroscope: gyroscope != nil),
+            model.apply(.sensorsAvailable(hasAccelerometer: accelerometer != nil, hasGyroscope: gyroscope != nil,
+                                          gyroscopeOutputHertz: gyroscope == nil ? nil : sensors?.gyroscopeOutputHertz),
                         nowUnixSeconds: now)
             headingSourceInputApplied(servingBefore: serving)
         case .unavailable(let reason):

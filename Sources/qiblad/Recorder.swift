@@ -74,7 +74,13 @@ final class SensorRecorder {
             if text.utf8.count > 16_384 { flush() }
         case .available(let magnetometer, let accelerometer, let gyroscope):
             // Before the first sample these are header lines; after a rediscovery, comments.
-            for (key, value) in [("magnetometer", magnetometer), ("accelerometer", accelerometer ?? "none"), ("gyroscope", gyroscope ?? "none")] {
+            var entries = [("magnetometer", magnetometer), ("accelerometer", accelerometer ?? "none"), ("gyroscope", gyroscope ?? "none")]
+            // The chip's own output rate: a polled gyroscope set faster than it is read gives
+            // samples that each stand for one of its periods, not one read period (replay reads it).
+            if gyroscope != nil, let hertz = hub?.gyroscopeOutputHertz {
+                entries.append(("gyroscope_rate", "\(SensorLog.decimal(hertz, places: 4)) Hz"))
+            }
+            for (key, value) in entries {
                 text += SensorLog.headerLine(key: key, value: value) + "\n"
             }
             logger.info("recording: magnetometer \(magnetometer), accelerometer \(accelerometer ?? "none"), gyroscope \(gyroscope ?? "none")")

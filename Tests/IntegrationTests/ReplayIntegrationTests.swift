@@ -215,6 +215,9 @@ import TestSupport
         let start = try #require(try log.startUnixSeconds(), "the log's time header")
         #expect(abs(start - Date().timeIntervalSince1970) < 60, "time = \(log.headerValue("time") ?? "")")
         #expect(log.headerValue("magnetometer") == "lis3mdl" && log.headerValue("gyroscope") == "mpu6050")
+        // The chip's own output rate, as its sampling_frequency reads once the recorder set it:
+        // polled at 50 Hz, the chip is asked for 4× that (PollingDriver.chipRateOversampling).
+        #expect(try log.gyroscopeOutputHertz() == 200, "gyroscope_rate = \(log.headerValue("gyroscope_rate") ?? "none")")
         let magnetic = log.instants.compactMap(\.magneticField), acceleration = log.instants.compactMap(\.acceleration)
         let rates = log.instants.compactMap(\.angularVelocity)
         #expect(magnetic.count >= 60 && acceleration.count >= 60 && rates.count >= 60, "\(magnetic.count), \(acceleration.count), \(rates.count)")

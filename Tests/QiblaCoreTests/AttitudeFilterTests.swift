@@ -783,6 +783,40 @@ struct StillPhone {
                      modelledOff.covariance, modelled.covariance))
     }
 
+    /// `AttitudeFilter.gyroscopeOutputPeriodSeconds`: a phone turning at 3 rad/s, read at 50 Hz
+    /// from a gyroscope that outputs at 400 Hz (each sample the rate over 2.5 ms, as BROAD's
+    /// every-6th samples are). Told nothing, the sigma keeps the two integrations' difference over
+    /// half the read period (3 rad/s × 10 ms, 1.7°); told the chip's rate, over half its period
+    /// (0.2°). A chip slower than the reads (a stale register read again) changes nothing, and a
+    /// rate that is no rate counts as unknown. Only the sigma: the headings are the same.
+    @Test func theIntegrationsDifferByHalfTheChipsOwnPeriod() throws {
+        func run(outputPeriodSeconds: Double?) throws -> (heading: Double, integration: Double) {
+            var f = AttitudeFilter()
+            f.gyroscopeOutputPeriodSeconds = outputPeriodSeconds
+            StillPhone(heading: 10, pitch: 20).feed(&f, from: 0, seconds: 5)
+            let rate = 50.0, turn = 3.0
+            func phone(_ t: Double) -> StillPhone { StillPhone(heading: 10 + Angle.degrees(turn * t), pitch: 20) }
+            for k in 0..<Int(2 * rate) {
+                let t = Double(k) / rate
+                let now = phone(t)
+                // The rate over the chip's last 2.5 ms: at an instant for a 50 Hz reader.
+                f.addAngularVelocity(phone(t - 0.0025).bodyRate(to: now, seconds: 0.0025), time: 5 + t)
+                f.addAcceleration(now.acceleration, time: 5 + t + 0.3 / rate)
+                f.addMagneticField(now.field, time: 5 + t + 0.6 / rate)
+            }
+            let h = try #require(f.heading(at: 5 + 2 - 0.4 / rate))
+            return (h.magneticHeadingDegrees, h.sigmaParts.integrationDegrees)
+        }
+        let unknown = try run(outputPeriodSeconds: nil), known = try run(outputPeriodSeconds: 1.0 / 400)
+        let slower = try run(outputPeriodSeconds: 1.0 / 10), nonsense = try run(outputPeriodSeconds: -1)
+        #expect(abs(unknown.integration - Angle.degrees(3 * 0.01)) < 0.1, "half the read period: \(unknown)")
+        #expect(abs(known.integration - Angle.degrees(3 * 0.00125)) < 0.05, "half the chip's period: \(known)")
+        #expect(slower == unknown && nonsense == unknown, "\(slower), \(nonsense) against \(unknown)")
+        #expect(known.heading == unknown.heading, "the sigma only")
+        print(String(format: "integration part at 3 rad/s, read at 50 Hz: %.2f° unknown chip, %.2f° a 400 Hz chip",
+                     unknown.integration, known.integration))
+    }
+
     @Test func theSigmaTakesTheScaleFactorAsTheConstantItIs() throws {
         func run(spinning: Bool, constant: Bool) throws -> (error: Double, sigma: Double) {
             var configuration = AttitudeFilter.Configuration()

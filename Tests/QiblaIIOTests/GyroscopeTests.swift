@@ -223,6 +223,25 @@ private func stillScene() -> Scene {
         rig.harness.stopAndExpectQuiet()
     }
 
+    /// The gyroscope chip's own output rate, as its `sampling_frequency` reads once the drivers
+    /// run (what the daemon hands the attitude filter: a sample stands for one of the chip's
+    /// periods): polled at the rig's 20 Hz the chip is asked for 4× that, the nearest available
+    /// rate at or above 80 Hz; buffered, the nearest at or above the read rate itself.
+    @Test("the gyroscope's output rate is what its sampling_frequency reads",
+          arguments: [(PhoneModel.pinephone, false, 100.0), (.pinephone, true, 20), (.librem5, false, 119), (.librem5, true, 59.5)])
+    func gyroscopeOutputRate(phone: PhoneModel, buffered: Bool, hertz: Double) throws {
+        let rig = try GyroscopePhone(phone, scene: stillScene(), buffered: buffered)
+        rig.harness.hub.start()
+        #expect(rig.pump { rig.harness.samples(.gyroscope).count >= 3 })
+        #expect(rig.harness.hub.gyroscopeOutputHertz == hertz)
+        rig.harness.stopAndExpectQuiet()
+        let none = try GyroscopePhone(phone, scene: stillScene(), buffered: buffered, gyroscope: false)
+        none.harness.hub.start()
+        #expect(none.pump { none.harness.samples(.magnetometer).count >= 3 })
+        #expect(none.harness.hub.gyroscopeOutputHertz == nil, "no gyroscope, no rate")
+        none.harness.stopAndExpectQuiet()
+    }
+
     /// Rest, then motion: polled, the gyroscope is not read at all while the phone rests.
     @Test("polling: not read at rest, read again at the first motion", arguments: [PhoneModel.pinephone, .librem5])
     func pollingRest(phone: PhoneModel) throws {

@@ -87,7 +87,7 @@ struct BROADRecording {
                 withoutPlace: Bool = false) throws -> Score {
         var replay = SensorReplay(configuration: configuration, position: withoutPlace ? nil : try log.position(),
                                   unixSecondsAtStart: try log.startUnixSeconds() ?? 0, hasGyroscope: log.hasGyroscope,
-                                  restSampleRateHertz: restSampleRateHertz)
+                                  gyroscopeOutputHertz: try log.gyroscopeOutputHertz(), restSampleRateHertz: restSampleRateHertz)
         var score = Score()
         var headingSquares = 0.0, inclinationSquares = 0.0
         var honest = 0, one = 0, three = 0

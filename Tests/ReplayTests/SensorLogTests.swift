@@ -53,6 +53,15 @@ import Testing
         #expect(throws: SensorLogError.self) { _ = try SensorLog.parse("# latitude = 10\n").position() }
         #expect(throws: SensorLogError.self) { _ = try SensorLog.parse("# time = yesterday\n").startUnixSeconds() }
         #expect(try SensorLog.parse("0 accel 0 0 1").position() == nil)
+        // The gyroscope's own output rate: hertz, with or without the unit; anything else is said.
+        #expect(try SensorLog.parse("# gyroscope_rate = 285.7143 Hz\n").gyroscopeOutputHertz() == 285.7143)
+        #expect(try SensorLog.parse("# gyroscope_rate = 416\n").gyroscopeOutputHertz() == 416)
+        #expect(try SensorLog.parse("0 gyro 0 0 1").gyroscopeOutputHertz() == nil)
+        for bad in ["0", "-50 Hz", "fast", "nan"] {
+            #expect {
+                _ = try SensorLog.parse("# gyroscope_rate = \(bad)\n").gyroscopeOutputHertz()
+            } throws: { error in (error as? SensorLogError)?.message.contains("gyroscope_rate") == true }
+        }
         #expect(SensorLog.unixSeconds(iso8601: "2025-06-01T14:30:00.5+02:00") == 1_748_781_000.5)
         #expect(SensorLog.unixSeconds(iso8601: "2025-06-01") == 1_748_736_000)
         #expect(SensorLog.unixSeconds(iso8601: "2025-02-30T00:00:00Z") == nil)

@@ -83,6 +83,8 @@ def convert(name: str, decimate: int, out: Path, start: float | None = None,
         f.write(f"# changes = {'; '.join(changes)}\n")
         f.write(f"# device = {DEVICE}\n")
         f.write(f"# rate = {fs / decimate:.4f} Hz\n")
+        # The IMU's own output rate: every sample kept is one of them (qiblad's sigma reads it).
+        f.write(f"# gyroscope_rate = {fs:.4f} Hz\n")
         f.write("# note = the recording date is not stated by BROAD; time is a stand-in\n")
         lines = []
         for i, ts in enumerate(times):

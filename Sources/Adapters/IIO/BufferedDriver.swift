@@ -307,12 +307,7 @@ final class BufferedDriver: SensorDriver {
 
     /// What the device's sampling frequency reads now, hertz.
     private func currentSamplingFrequency() -> Double? {
-        for base in ["in_\(calibration.kind.channelPrefix)_sampling_frequency", "sampling_frequency"] {
-            if let value = SysfsAttribute.readTrimmed(device.sysfsPath + "/" + base).flatMap({ parseFiniteDouble($0) }), value > 0 {
-                return value
-            }
-        }
-        return nil
+        currentSamplingFrequencyHertz(device: device, kind: calibration.kind)
     }
 
     /// A trigger for this device: the one already set, else `<name>-dev<N>`, else one named after the device.

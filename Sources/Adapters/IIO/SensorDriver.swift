@@ -61,6 +61,17 @@ struct AttributeRestorer {
     }
 }
 
+/// What `device`'s sampling frequency for `kind` reads now (`in_<type>_sampling_frequency`, else
+/// `sampling_frequency`), hertz; nil when it has neither or neither reads a positive number.
+func currentSamplingFrequencyHertz(device: IIODevice, kind: SensorKind) -> Double? {
+    for base in ["in_\(kind.channelPrefix)_sampling_frequency", "sampling_frequency"] {
+        if let value = SysfsAttribute.readTrimmed(device.sysfsPath + "/" + base).flatMap({ parseFiniteDouble($0) }), value > 0 {
+            return value
+        }
+    }
+    return nil
+}
+
 /// Chooses and writes the sampling frequency (`in_<type>_sampling_frequency` or `sampling_frequency`)
 /// when the device lists `*_sampling_frequency_available` and the attribute is writable: the nearest
 /// available rate at or above `requestedHertz`, else the fastest. Returns a line for the log.

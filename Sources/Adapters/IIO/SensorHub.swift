@@ -37,6 +37,11 @@ public final class SensorHub: @unchecked Sendable {
     private var announcedUnavailable: String?
     /// The magnetometer in use (set just before `.available` is reported; nil while none).
     public private(set) var magnetometerDevice: IIODevice?
+    /// The gyroscope chip's own output rate, hertz, as its `sampling_frequency` reads once the
+    /// drivers run (set just before `.available` is reported; nil without a gyroscope or without
+    /// the attribute). A polled chip set faster than it is read gives samples that each stand for
+    /// at most one of its own periods (`AttitudeFilter.gyroscopeOutputPeriodSeconds`).
+    public private(set) var gyroscopeOutputHertz: Double?
     /// The polling thread stopped most recently (tests check it exits).
     private(set) var stoppedThreads: [PlatformThread] = []
     /// One thread reads every polled sensor; it exists only while a polling driver is active.
@@ -179,6 +184,8 @@ public final class SensorHub: @unchecked Sendable {
 
     /// `.available` with the devices of the drivers running now.
     private func announceAvailable(magnetometer: IIODevice) {
+        gyroscopeOutputHertz = drivers.first { $0.kinds.contains(.gyroscope) }
+            .flatMap { currentSamplingFrequencyHertz(device: $0.device, kind: .gyroscope) }
         onEvent(.available(magnetometer: magnetometer.name,
                            accelerometer: drivers.first { $0.kinds.contains(.accelerometer) }?.device.name,
                            gyroscope: drivers.first { $0.kinds.contains(.gyroscope) }?.device.name))
@@ -436,6 +443,7 @@ public final class SensorHub: @unchecked Sendable {
 
     private func becomeUnavailable(_ reason: String) {
         magnetometerDevice = nil
+        gyroscopeOutputHertz = nil
         if announcedUnavailable != reason {
             logger.warning("\(reason); retrying discovery")
             announcedUnavailable = reason

@@ -15,7 +15,10 @@ import QiblaCore
 ///
 /// Header keys read by qiblad: `latitude` and `longitude` (degrees, north and east positive;
 /// required for a true heading and the expected field), `time` (ISO 8601 UTC, the recording's
-/// start, for the magnetic model's date; default: now), and free-form ones (`device`,
+/// start, for the magnetic model's date; default: now), `gyroscope_rate` (hertz, optionally
+/// followed by `Hz`: the gyroscope chip's own output rate when the log's samples were read more
+/// slowly than it outputs them — a polled chip set faster, or every n-th sample of a faster
+/// stream; it bounds what one gyroscope sample stands for), and free-form ones (`device`,
 /// `magnetometer`, `source`, …) kept as written. `#` lines after the first sample are comments.
 public struct SensorLog: Sendable {
     /// What a sample measured.
@@ -88,6 +91,19 @@ public struct SensorLog: Sendable {
             throw SensorLogError(line: nil, message: "header: time \"\(text)\" is not ISO 8601 (2025-06-01T12:00:00Z)")
         }
         return seconds
+    }
+
+    /// The `gyroscope_rate` header, hertz, nil when absent.
+    /// - Throws: ``SensorLogError`` when it is not a positive finite number (optionally followed by `Hz`).
+    public func gyroscopeOutputHertz() throws(SensorLogError) -> Double? {
+        guard let text = headerValue("gyroscope_rate") else { return nil }
+        var number = Substring(text)
+        if number.lowercased().hasSuffix("hz") { number = number.dropLast(2) }
+        while number.last == " " || number.last == "\t" { number = number.dropLast() }
+        guard let hertz = parseFiniteDouble(String(number)), hertz > 0 else {
+            throw SensorLogError(line: nil, message: "header: gyroscope_rate \"\(text)\" is not a positive rate in hertz (285.7 or 285.7 Hz)")
+        }
+        return hertz
     }
 
     // MARK: Parsing

@@ -33,7 +33,8 @@ public struct FusedHeadingSigmaParts: Sendable, Equatable {
     /// angular acceleration's share when the heading is extrapolated.
     public var covarianceDegrees = 0.0
     /// Rate at an instant or mean over a period (``AttitudeFilter/Configuration/gyroscopeSample``):
-    /// the two integrations' difference, the rate times half a period.
+    /// the two integrations' difference, the rate times half a period (the read period, or the
+    /// chip's own output period when known and shorter: ``AttitudeFilter/gyroscopeOutputPeriodSeconds``).
     public var integrationDegrees = 0.0
     /// What is left of the yaw's disagreement with the field after an innovation-gate hold, a
     /// recovery or a wake, in quadrature.
@@ -545,6 +546,18 @@ public struct AttitudeFilter: Sendable {
     }
 
     public let configuration: Configuration
+    /// The gyroscope chip's own output period, seconds, when the reader knows it (its
+    /// `sampling_frequency`; a log's `gyroscope_rate`), nil when not. A sample read more slowly
+    /// than the chip outputs — a polled register of a faster chip, or every n-th sample of a faster
+    /// stream — stands for at most one output period, whatever its read period: the two
+    /// integrations a sample allows (``Configuration/gyroscopeSample``) then differ by the rate
+    /// times half that period, not half the read period (``FusedHeadingSigmaParts/integrationDegrees``).
+    /// A fact about the sensor, not a tuning: non-finite or non-positive values count as unknown.
+    public var gyroscopeOutputPeriodSeconds: Double? {
+        didSet {
+            if let period = gyroscopeOutputPeriodSeconds, !(period.isFinite && period > 0) { gyroscopeOutputPeriodSeconds = nil }
+        }
+    }
     /// Device → world (NED) attitude.
     public private(set) var attitude = Quaternion.identity
     /// The attitude has been seeded (by the first gyroscope sample after an accelerometer and a
@@ -1450,9 +1463,12 @@ public struct AttitudeFilter: Sendable {
         // Which of the two a gyroscope sample is (``Configuration/gyroscopeSample``) is not known
         // for sure — a polled chip gives the rate at an instant, a chip read at its own output
         // rate the mean over its period — and the two integrations of a turn differ by the rate
-        // times half a period, however long it lasts.
+        // times half a period, however long it lasts: the read period, or the chip's own output
+        // period when it is known and shorter (a sample is at most the mean over one output
+        // period; ``gyroscopeOutputPeriodSeconds``).
+        let ambiguousPeriod = min(lastGyroscopePeriodSeconds, gyroscopeOutputPeriodSeconds ?? .infinity)
         let model = configuration.gyroscopeSample == .rateAtInstant
-            ? (lastRate - gyroscopeBiasRadiansPerSecond).length * lastGyroscopePeriodSeconds / 2 : 0
+            ? (lastRate - gyroscopeBiasRadiansPerSecond).length * ambiguousPeriod / 2 : 0
         variance += reference * reference + leak * leak + model * model + gateDisagreementRadians * gateDisagreementRadians
             + recoveryDisagreementRadians * recoveryDisagreementRadians
             + wakeDisagreementRadians * wakeDisagreementRadians
