@@ -281,7 +281,8 @@ final class BufferedDriver: SensorDriver {
         let bufferDirectory = device.sysfsPath + "/buffer"
         var watermark = follower ? Self.followerWatermark(configuration) : Self.watermark(configuration)
         if let restHertz {
-            watermark = Self.restWatermark(deviceHertz: currentSamplingFrequency() ?? configuration.effectiveSampleRateHertz,
+            watermark = Self.restWatermark(deviceHertz: currentSamplingFrequencyHertz(device: device, kind: calibration.kind)
+                                               ?? configuration.effectiveSampleRateHertz,
                                            restHertz: restHertz, follower: follower,
                                            hardwareFIFOMaximum: SysfsAttribute.readTrimmed(bufferDirectory + "/hwfifo_watermark_max")
                                                .flatMap { parseDecimalInteger($0) })
@@ -303,11 +304,6 @@ final class BufferedDriver: SensorDriver {
             teardown()
         }
         return line
-    }
-
-    /// What the device's sampling frequency reads now, hertz.
-    private func currentSamplingFrequency() -> Double? {
-        currentSamplingFrequencyHertz(device: device, kind: calibration.kind)
     }
 
     /// A trigger for this device: the one already set, else `<name>-dev<N>`, else one named after the device.
