@@ -288,7 +288,7 @@ final class Daemon: @unchecked Sendable {
                                    gyroscope: gyroscope.map { "\($0)" }))
             if let device = sensors?.magnetometerDevice { magnetometerAppeared(device, now: now) }
             model.apply(.sensorsAvailable(hasAccelerometer: accelerometer != nil, hasGyroscope: gyroscope != nil,
-                                          gyroscopeOutputHertz: gyroscope == nil ? nil : sensors?.gyroscopeOutputHertz),
+                                          gyroscopeOutputHertz: sensors?.gyroscopeOutputHertz),
                         nowUnixSeconds: now)
             headingSourceInputApplied(servingBefore: serving)
         case .unavailable(let reason):

@@ -77,7 +77,7 @@ final class SensorRecorder {
             var entries = [("magnetometer", magnetometer), ("accelerometer", accelerometer ?? "none"), ("gyroscope", gyroscope ?? "none")]
             // The chip's own output rate: a polled gyroscope set faster than it is read gives
             // samples that each stand for one of its periods, not one read period (replay reads it).
-            if gyroscope != nil, let hertz = hub?.gyroscopeOutputHertz {
+            if let hertz = hub?.gyroscopeOutputHertz {
                 entries.append(("gyroscope_rate", "\(SensorLog.decimal(hertz, places: 4)) Hz"))
             }
             for (key, value) in entries {
