@@ -7,7 +7,8 @@ import QiblaInterface
 /// with the log's place as a manual location (declination, expected field), every sensor
 /// available, and the polling sampler's rest policy in front of it — `RestDetector` sees every
 /// accelerometer and magnetometer sample read; while the phone rests the gyroscope is not read,
-/// the other two are read only at ``restSampleRateHertz`` and reach the model only when
+/// the other two are read only at ``restSampleRateHertz`` (and once more at the next instant
+/// after a read near motion, `RestDetector.isNearMotion`) and reach the model only when
 /// `RestDetector.shouldHandOver()` says they carry something new (`PollingSampler`'s rule).
 ///
 /// What differs from the running daemon: samples come at the log's instants rather than the
@@ -38,6 +39,11 @@ public struct SensorReplay: Sendable {
     public let restSampleRateHertz: Double?
     private var detector: RestDetector
     private var lastRestReadSeconds: Double?
+    /// A rest read came near motion (`RestDetector.isNearMotion`): the next instant is read
+    /// too, as the sampler reads it again one full period later, and the rest's reads keep their times.
+    private var confirmationDue = false
+    /// Rest reads read again at once because they came near motion, for reports.
+    public private(set) var confirmationReads = 0
     private let unixSecondsAtStart: Double
     private var firstInstantSeconds: Double?
     /// Instants whose samples the rest policy kept from the model, for reports.
@@ -81,7 +87,9 @@ public struct SensorReplay: Sendable {
         var resting = false, meanOfFields = 1, meanOfAccelerations = 1
         if restSampleRateHertz != nil {
             resting = detector.isResting
-            if resting, let last = lastRestReadSeconds, let hertz = restSampleRateHertz,
+            let confirming = confirmationDue
+            confirmationDue = false
+            if resting, !confirming, let last = lastRestReadSeconds, let hertz = restSampleRateHertz,
                timeSeconds - last < 1 / hertz - 1e-6 {
                 // Not a rest-period read: the sampler sleeps through this instant.
                 instantsHeldAtRest += 1
@@ -90,7 +98,10 @@ public struct SensorReplay: Sendable {
             if let a = acceleration { detector.addAcceleration(a, time: timeSeconds) }
             if let m = magneticField { detector.addField(m, time: timeSeconds) }
             let handOver = detector.shouldHandOver()
-            lastRestReadSeconds = resting ? timeSeconds : nil
+            if confirming { confirmationReads += 1 } else { lastRestReadSeconds = resting ? timeSeconds : nil }
+            // A rest read near motion is read again at once (not a confirmation's own: one extra
+            // read at most per rest period).
+            confirmationDue = resting && !confirming && detector.isResting && detector.isNearMotion
             if resting, !handOver {
                 instantsHeldAtRest += 1
                 return output()

@@ -38,6 +38,62 @@ import Testing
         return (restAt, endedAt)
     }
 
+    /// A read near both motion thresholds at once is near motion and leaves the rest on; near one
+    /// alone is not; beyond one is motion, not near it.
+    @Test func aReadNearBothThresholdsIsNearMotion() {
+        let configuration = RestDetector.Configuration()
+        let a = Vector3(0.3, -0.2, 9.79), m = Vector3(12, 17, -42)
+        let ta = configuration.accelerationThresholdMetresPerSecondSquared, tm = configuration.fieldThresholdMicrotesla
+        func detectorAtRest() -> RestDetector {
+            var detector = RestDetector(configuration: configuration)
+            for i in 0..<60 {
+                detector.addAcceleration(a, time: Double(i) * 0.05)
+                detector.addField(m, time: Double(i) * 0.05)
+            }
+            #expect(detector.isResting)
+            #expect(!detector.isNearMotion)
+            return detector
+        }
+        func read(_ da: Double, _ dm: Double) -> RestDetector {
+            var detector = detectorAtRest()
+            detector.addAcceleration(a + Vector3(0, da * ta, 0), time: 3.5)
+            detector.addField(m + Vector3(dm * tm, 0, 0), time: 3.5)
+            return detector
+        }
+        let both = read(0.75, 0.75)
+        #expect(both.isNearMotion, "√(0.75² + 0.75²) = 1.06")
+        #expect(both.isResting, "near motion is not motion")
+        #expect(!read(0.95, 0).isNearMotion, "the acceleration alone")
+        #expect(!read(0, 0.95).isNearMotion, "the field alone")
+        #expect(!read(0.6, 0.6).isNearMotion, "√(0.6² + 0.6²) = 0.85")
+        let moved = read(1.2, 0.5)
+        #expect(!moved.isNearMotion)
+        #expect(!moved.isResting)
+    }
+
+    /// Noise seldom comes near motion: over 20 phones lying still for 2 min each (Laplace noise,
+    /// 0.05 m/s² and 0.4 µT per axis, the thresholds' own assumption) and read at 2 Hz, few reads do.
+    @Test func noiseSeldomComesNearMotion() {
+        var near = 0, reads = 0
+        for seed in UInt64(1)...20 {
+            var detector = RestDetector()
+            var still = Still(rng: SeededGenerator(seed: seed))
+            _ = Self.run(&detector, &still, from: 0, seconds: 6)
+            for i in 0..<240 {
+                let t = 6 + Double(i) * 0.5
+                let (a, m) = still.readings()
+                detector.addAcceleration(a, time: t)
+                detector.addField(m, time: t)
+                guard detector.isResting else { continue }
+                reads += 1
+                if detector.isNearMotion { near += 1 }
+            }
+        }
+        print("near motion: \(near) of \(reads) rest reads")
+        #expect(reads > 4000)
+        #expect(Double(near) < 0.01 * Double(reads), "\(near) of \(reads)")
+    }
+
     /// A phone on a table rests after 2 s (5 s at most, when noise spikes restarts the count) and
     /// spends nearly all its time resting; a false wake (a noise spike taken for motion) costs only
     /// 2 s at the full rate.

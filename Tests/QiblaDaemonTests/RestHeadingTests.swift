@@ -57,4 +57,31 @@ import Testing
         #expect(beyond2 < 0.01, "\(site)")
         #expect(worst < 6, "\(site)")
     }
+
+    /// The replay reads a rest read near motion again at the next instant, as the sampler does
+    /// (`RestDetector.isNearMotion`): a still, noiseless phone at 50 Hz, then, from 6 s on, its
+    /// acceleration and field moved by 0.8 of their motion thresholds (√(0.8² + 0.8²) = 1.13). One
+    /// rest read is read again; the phone still rests. Moved by 0.95 of the field's threshold alone,
+    /// none is.
+    @Test(arguments: [(0.8, 0.8, 1), (0.0, 0.95, 0)])
+    func aRestReadNearMotionIsReadAgain(accelerationShare: Double, fieldShare: Double, rereads: Int) throws {
+        let rest = RestDetector.Configuration()
+        let field = MagneticModel.wmm2025.field(at: london, decimalYear: 2026.9)
+        let (magnetic, gravity) = flatReadings(headingDegrees: 40, fieldMicrotesla: field.totalNanotesla / 1000,
+                                               inclinationDegrees: field.inclinationDegrees)
+        var replay = SensorReplay(position: london, unixSecondsAtStart: newYear2026, hasGyroscope: false, rest: rest)
+        var restingAtEnd = false
+        for period in 0..<500 {
+            let t = Double(period) * 0.02
+            let moved = t >= 6
+            let a = gravity + (moved ? Vector3(accelerationShare * rest.accelerationThresholdMetresPerSecondSquared, 0, 0) : .zero)
+            let m = magnetic + (moved ? Vector3(0, 0, fieldShare * rest.fieldThresholdMicrotesla) : .zero)
+            let held = replay.instantsHeldAtRest
+            _ = replay.apply(timeSeconds: t, acceleration: a, angularVelocity: nil, magneticField: m)
+            if period == 250 { #expect(replay.instantsHeldAtRest > held, "resting before the change") }
+            restingAtEnd = replay.instantsHeldAtRest > held
+        }
+        #expect(replay.confirmationReads == rereads)
+        #expect(restingAtEnd, "near motion is not motion")
+    }
 }

@@ -265,6 +265,33 @@ private func stillScene() -> Scene {
         rig.harness.stopAndExpectQuiet()
     }
 
+    /// A rest read that comes near both motion thresholds at once, crossing neither, is read again
+    /// one full period later, not a rest period later; the phone still rests. Noiseless sensors:
+    /// before the change no read is near motion. Then the field moves by 0.8 of its threshold
+    /// (hard iron) and the acceleration by 0.8 of its own (gravity), √(0.8² + 0.8²) = 1.13.
+    @Test("polling: a rest read near motion is read again at once", arguments: [PhoneModel.pinephone])
+    func pollingRestRereadNearMotion(phone: PhoneModel) throws {
+        var scene = stillScene()
+        scene.magnetometerNoiseMicrotesla = 0
+        scene.accelerometerNoiseMetresPerSecondSquared = 0
+        let rest = RestDetector.Configuration()
+        let rig = try GyroscopePhone(phone, scene: scene) { configuration in
+            configuration.restSampleRateHertz = 2
+            configuration.rest.restAfterSeconds = 0.5
+        }
+        rig.harness.hub.start()
+        #expect(rig.pump { rig.harness.restingChanges.last == true })
+        rig.pump(timeout: 1.5) { false }
+        #expect(rig.harness.hub.polledNearMotionRereads == 0, "a still, noiseless phone came near motion")
+        rig.simulator.updateScene {
+            $0.hardIronOffsetMicrotesla = $0.hardIronOffsetMicrotesla + Vector3(0.8 * rest.fieldThresholdMicrotesla, 0, 0)
+            $0.gravityMetresPerSecondSquared += 0.8 * rest.accelerationThresholdMetresPerSecondSquared
+        }
+        #expect(rig.pump { rig.harness.hub.polledNearMotionRereads >= 1 })
+        #expect(rig.harness.restingChanges.last == true, "near motion is not motion")
+        rig.harness.stopAndExpectQuiet()
+    }
+
     /// Buffered: the gyroscope's scan elements go off at a rest (buffer off, `_en` 0, buffer on) and
     /// come back at the first motion; everything is restored at release.
     @Test("buffered: channels disabled at rest, enabled on motion, restored at release", arguments: [PhoneModel.pinephone, .librem5])

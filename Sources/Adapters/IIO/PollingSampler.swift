@@ -96,6 +96,8 @@ final class PollingSampler: @unchecked Sendable {
     /// Gyroscope samples read so far (tests: none while the phone rests).
     private let gyroscopeReadCounts = Atomic<Int>(0)
     private let restingReadCounts = Atomic<Int>(0)
+    /// Rest reads near motion that were read again one full period later (tests, diagnostics).
+    private let nearMotionRereadCounts = Atomic<Int>(0)
     /// Rests spent waiting on a motion event, and the events that ended them (tests, diagnostics).
     private let eventRestCounts = Atomic<Int>(0)
     private let motionEventCounts = Atomic<Int>(0)
@@ -126,6 +128,9 @@ final class PollingSampler: @unchecked Sendable {
     var readStatistics: (periods: Int, resting: Int) {
         (readCounts.load(ordering: .relaxed), restingReadCounts.load(ordering: .relaxed))
     }
+
+    /// Rest reads that came near motion (`RestDetector.isNearMotion`) and were read again at once.
+    var nearMotionRereads: Int { nearMotionRereadCounts.load(ordering: .relaxed) }
 
     /// Gyroscope samples read so far.
     var gyroscopeReads: Int { gyroscopeReadCounts.load(ordering: .relaxed) }
@@ -235,6 +240,10 @@ final class PollingSampler: @unchecked Sendable {
         // still costs its reads, not the heading pipeline, the loop or the bus.
         var held = (first: SensorSample?.none, second: SensorSample?.none)
         var announcedResting = false
+        // A rest read near motion (`RestDetector.isNearMotion`) is read again one full period
+        // later rather than a rest period later; this is when the rest's next read was due (the
+        // rest's reads keep their times; one re-read per rest read at most).
+        var rereadBefore: Int64?
         // Issue 37: the motion event the current rest waits on (armed), one that failed (not
         // used again this run), and the descriptors a wait polls: the event's and `wake`'s.
         var armedMotion: MotionEvent?
@@ -389,8 +398,18 @@ final class PollingSampler: @unchecked Sendable {
                     continue
                 }
                 restingReadCounts.add(1, ordering: .relaxed)
-                next += restPeriod
+                if let due = rereadBefore {
+                    next = due
+                    rereadBefore = nil
+                } else if restingPeriod, detector.isNearMotion {
+                    rereadBefore = next + restPeriod
+                    next += period
+                    nearMotionRereadCounts.add(1, ordering: .relaxed)
+                } else {
+                    next += restPeriod
+                }
             } else {
+                rereadBefore = nil
                 next += period
             }
             let now = MonotonicClock.nowNanoseconds()
