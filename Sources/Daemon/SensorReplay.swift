@@ -41,9 +41,9 @@ public struct SensorReplay: Sendable {
     private var lastRestReadSeconds: Double?
     /// A rest read came near motion (`RestDetector.isNearMotion`): the next instant is read
     /// too, as the sampler reads it again one full period later, and the rest's reads keep their times.
-    private var confirmationDue = false
+    private var rereadDue = false
     /// Rest reads read again at once because they came near motion, for reports.
-    public private(set) var confirmationReads = 0
+    public private(set) var nearMotionRereads = 0
     private let unixSecondsAtStart: Double
     private var firstInstantSeconds: Double?
     /// Instants whose samples the rest policy kept from the model, for reports.
@@ -87,9 +87,9 @@ public struct SensorReplay: Sendable {
         var resting = false, meanOfFields = 1, meanOfAccelerations = 1
         if restSampleRateHertz != nil {
             resting = detector.isResting
-            let confirming = confirmationDue
-            confirmationDue = false
-            if resting, !confirming, let last = lastRestReadSeconds, let hertz = restSampleRateHertz,
+            let rereading = rereadDue
+            rereadDue = false
+            if resting, !rereading, let last = lastRestReadSeconds, let hertz = restSampleRateHertz,
                timeSeconds - last < 1 / hertz - 1e-6 {
                 // Not a rest-period read: the sampler sleeps through this instant.
                 instantsHeldAtRest += 1
@@ -98,10 +98,10 @@ public struct SensorReplay: Sendable {
             if let a = acceleration { detector.addAcceleration(a, time: timeSeconds) }
             if let m = magneticField { detector.addField(m, time: timeSeconds) }
             let handOver = detector.shouldHandOver()
-            if confirming { confirmationReads += 1 } else { lastRestReadSeconds = resting ? timeSeconds : nil }
-            // A rest read near motion is read again at once (not a confirmation's own: one extra
+            if rereading { nearMotionRereads += 1 } else { lastRestReadSeconds = resting ? timeSeconds : nil }
+            // A rest read near motion is read again at once (not a re-read's own: one extra
             // read at most per rest period).
-            confirmationDue = resting && !confirming && detector.isResting && detector.isNearMotion
+            rereadDue = resting && !rereading && detector.isResting && detector.isNearMotion
             if resting, !handOver {
                 instantsHeldAtRest += 1
                 return output()

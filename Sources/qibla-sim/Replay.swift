@@ -203,7 +203,7 @@ struct Replay: ParsableCommand {
         }
         Console.write(out, to: .standardOutput)
         Console.printError("qibla-sim replay: \(log.instants.count) instants, \(lines) with a heading (\(fusedLines) fused), "
-            + "\(replay.instantsHeldAtRest) held by the rest policy (\(replay.confirmationReads) rest reads read again at once); calibration \(replay.model.compass.state.calibrationState)"
+            + "\(replay.instantsHeldAtRest) held by the rest policy (\(replay.nearMotionRereads) rest reads read again at once); calibration \(replay.model.compass.state.calibrationState)"
             + " (fits set aside for no correction: \(replay.model.compass.calibrator.fitsSetAsideCount);"
             + " discarded for a changed field: \(replay.model.compass.calibrator.fitsDiscardedForAChangedFieldCount))"
             + (settings.isEmpty ? "" : "; settings \(settings.joined(separator: ", "))"))

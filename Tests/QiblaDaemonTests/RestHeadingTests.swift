@@ -81,7 +81,7 @@ import Testing
             if period == 250 { #expect(replay.instantsHeldAtRest > held, "resting before the change") }
             restingAtEnd = replay.instantsHeldAtRest > held
         }
-        #expect(replay.confirmationReads == rereads)
+        #expect(replay.nearMotionRereads == rereads)
         #expect(restingAtEnd, "near motion is not motion")
     }
 }

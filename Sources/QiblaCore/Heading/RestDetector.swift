@@ -129,8 +129,9 @@ public struct RestDetector: Sendable, Equatable {
     /// noise seldom moves both (two independent departures, each a few of its own sigmas below
     /// its threshold). The sampler reads such a rest read again at the full rate instead of
     /// waiting a rest period to see the turn (BROAD trial 05 at 2 Hz: the read at 125.39 s was
-    /// 2.29 µT from its reference, 0.76 of the field's threshold, and 0.245 m/s², 0.70 of the acceleration's, the phone turning; the next
-    /// read, 0.5 s later, woke it 5.7° from the held heading, at 3.0 `HeadingError`s).
+    /// 2.29 µT from its reference, 0.76 of the field's threshold, and 0.245 m/s², 0.70 of the
+    /// acceleration's, the phone turning; the next read, 0.5 s later, woke it 5.7° from the held
+    /// heading, at 3.0 `HeadingError`s).
     public var isNearMotion: Bool {
         accelerationDeparture < 1 && fieldDeparture < 1
             && accelerationDeparture * accelerationDeparture + fieldDeparture * fieldDeparture > 1
