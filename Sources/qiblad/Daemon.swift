@@ -305,7 +305,9 @@ final class Daemon: @unchecked Sendable {
             // The periods read since the sensors started (polling): how soon a claim's first rest
             // came (RestingTests).
             let periods = sensors?.polledPeriods ?? 0
-            logger.debug(resting ? "the phone rests after \(periods) periods read: reading the sensors at the rest rate" : "the phone moves: full rate")
+            let rereads = sensors?.polledNearMotionRereads ?? 0
+            logger.debug(resting ? "the phone rests after \(periods) periods read: reading the sensors at the rest rate"
+                : "the phone moves: full rate (\(rereads) rest reads near motion read again at once so far)")
             if resting { codePages.trimAtRest() }
             return
         case .samples(var samples):

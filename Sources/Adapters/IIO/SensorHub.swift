@@ -87,8 +87,9 @@ public final class SensorHub: @unchecked Sendable {
     /// The polling thread's periods so far (tests, the daemon's debug log), 0 without one.
     public var polledPeriods: Int { sampler?.readStatistics.periods ?? 0 }
 
-    /// Rest reads the polling thread read again at once because they came near motion (tests).
-    var polledNearMotionRereads: Int { sampler?.nearMotionRereads ?? 0 }
+    /// Rest reads the polling thread read again at once because they came near motion (tests, the
+    /// daemon's debug log), 0 without one.
+    public var polledNearMotionRereads: Int { sampler?.nearMotionRereads ?? 0 }
 
     /// Buffered mode: whether the gyroscope's scan elements are enabled now (nil: none buffered).
     var bufferedGyroscopeOn: Bool? {
