@@ -70,6 +70,7 @@ enum ReplaySetting {
             ("calibrator.changedFieldMinimumDisagreementDegrees", \.compass.calibrator.changedFieldMinimumDisagreementDegrees),
             ("calibrator.attitudeFilterVerticalErrorDegrees", \.compass.calibrator.attitudeFilterVerticalErrorDegrees),
             ("calibrator.sampleSet.mergeAngleDegrees", \.compass.calibrator.sampleSet.mergeAngleDegrees),
+            ("calibrator.priors.covarianceInflation", \.compass.calibrator.priors.covarianceInflation),
             ("interference.fieldToleranceFraction", \.compass.calibrator.interference.fieldToleranceFraction),
             ("interference.inclinationToleranceDegrees", \.compass.calibrator.interference.inclinationToleranceDegrees),
         ]
