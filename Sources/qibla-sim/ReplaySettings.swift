@@ -71,6 +71,7 @@ enum ReplaySetting {
             ("calibrator.attitudeFilterVerticalErrorDegrees", \.compass.calibrator.attitudeFilterVerticalErrorDegrees),
             ("calibrator.sampleSet.mergeAngleDegrees", \.compass.calibrator.sampleSet.mergeAngleDegrees),
             ("calibrator.priors.covarianceInflation", \.compass.calibrator.priors.covarianceInflation),
+            ("calibrator.changedFieldResidualRatio", \.compass.calibrator.changedFieldResidualRatio),
             ("interference.fieldToleranceFraction", \.compass.calibrator.interference.fieldToleranceFraction),
             ("interference.inclinationToleranceDegrees", \.compass.calibrator.interference.inclinationToleranceDegrees),
         ]

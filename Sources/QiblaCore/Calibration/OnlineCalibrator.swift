@@ -162,6 +162,17 @@ public struct MagnetometerCalibrator: Sendable {
         /// 36's 5.5 µT at Berlin, while the near-ties of a 1 µT false fit and no correction stay
         /// below it).
         public var changedFieldMinimumDisagreementDegrees: Double = 5
+        /// …and the new estimate's RMS residual over the stored samples is at least this multiple
+        /// of the one the fit in use had over its own (default 1.25; 0 leaves it out). Samples
+        /// from before and after a change lie on two spheres, which an estimate mixing them fits
+        /// worse; a refinement of a fit that was only less well determined explains the samples
+        /// as well as it did. Unlike the disagreement against the sigmas, this does not depend on
+        /// the covariance's scale (`CalibrationPriors.covarianceInflation`). BROAD with an
+        /// uninflated covariance (1.0): trial 36's magnet taken off, 1.36–1.47 µT against the
+        /// fit's 0.72–0.81 (48 and 286 Hz); trial 35's magnet left on, 0.73 against 0.78 and 0.63
+        /// against 0.61, and the undisturbed trial 03 at 286 Hz, 0.56 against 0.54 — the three
+        /// near-ties the other tests took for a change at that scale.
+        public var changedFieldResidualRatio: Double = 1.25
         public var provisionalMaximumFlatHeadingSigmaDegrees: Double
         /// The raw field must move this far from the last motion anchor for the interval to count
         /// as motion, microtesla (default 3: several times the noise, so a still phone adds none).
@@ -856,10 +867,12 @@ public struct MagnetometerCalibrator: Sendable {
                                                                 inclinationDegrees: result.inclinationDegrees)
         let allowed = 3 * (worst * worst + currentWorst * currentWorst).squareRoot()
         if disagreement > max(allowed, configuration.changedFieldMinimumDisagreementDegrees),
+           result.fit.residualRMSMicrotesla >= configuration.changedFieldResidualRatio * current.residualRMSMicrotesla,
            pointsSteadierInTheWorld(result.fit, than: current) {
             // The phone's own field changed (a magnet put into or taken out of its case): the new
             // estimate disagrees with the fit in use, beyond both their sigmas and by a change that
-            // matters to the needle, and the recent field, seen through the filter's attitudes,
+            // matters to the needle, fits the stored samples worse than the fit in use did (two
+            // spheres mixed), and the recent field, seen through the filter's attitudes,
             // stays put in the world better through it. The fit in use is
             // contradicted, and so are the stored samples from before the change, which the new
             // estimate still mixes in (BROAD trial 36: a refit kept 3.6 of the magnet's 5.4 µT):
