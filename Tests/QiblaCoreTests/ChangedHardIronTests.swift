@@ -78,10 +78,10 @@ import Testing
     /// A refinement that disagrees with the fit in use only because the fit was less well
     /// determined explains the stored samples as well as the fit did: one sphere, one residual. A
     /// changed field leaves samples on two spheres, and the refinement mixing them fits worse
-    /// (BROAD trials 35 and 36 at 48 Hz: 0.63–0.73 µT against the fit's 0.61–0.78 where the magnet
+    /// (BROAD trials 35 and 36, uninflated covariance: 0.63–0.73 µT against the fit's 0.61–0.78 where the magnet
     /// stayed put, 1.36–1.47 µT against 0.72–0.81 where it was taken off). With the other tests
     /// made loose enough to take near-ties (no least disagreement, any steadier world direction,
-    /// covariances narrowed fivefold), the unchanged unit still keeps its fit through the residual
+    /// the covariance inflated by 0.2 instead of 1.5), the unchanged unit still keeps its fit through the residual
     /// test, and loses it without; the magnet in the case is still seen.
     @Test func aRefinementOfTheSameFieldIsNotAChangedField() throws {
         func loose(_ ratio: Double) -> (inout MagnetometerCalibrator.Configuration) -> Void {
