@@ -18,7 +18,8 @@ two diagnostics of the filter's covariance: the tilt's one sigma and the yaw's g
 "Confidently wrong": instants more than 3σ off with σ < 10° (evaluate.py). A second table counts the
 same instants four ways: all, or only the claims (HeadingError at most 30°; 180° says the heading
 is unknown), against HeadingError or against the magnetic heading's own sigma (without the WMM
-declination term, which BROAD's magnetic truth does not hold).
+declination term, which BROAD's magnetic truth does not hold). A third bins the instants by the
+size of HeadingError: each bin's share of the instants, within 1×, and the trials most present.
 
 The bounds at the end are arithmetic on the same instants, not a filter run: σ scaled by k, σ
 without its calibration term (√(σ² − calibration²)), and σ rebuilt with only the filter's
@@ -227,6 +228,20 @@ def main() -> None:
                               ("claims, the magnetic heading's σ", claims, magnetic)):
         a = shares(d[use], sigma[use])
         L.append(f"| {label} | {int(use.sum())} | {a[0]:.1f} % | {a[1]:.2f} % | {a[2]} |")
+    # Where the share comes from: the instants binned by the size of their HeadingError.
+    L += ["", "The same instants by the size of HeadingError: where the share within 1× comes from (the ceiling "
+          "is pooled, so a bin far above 90 % has to be made up by another far below it).", "",
+          "| HeadingError | share of the instants | within 1× | median \\|d\\|/σ | trials most present |",
+          "|---|---:|---:|---:|---|"]
+    trial_of = np.concatenate([np.full(len(x), k) for k, x in enumerate(pooled["d"])])
+    for lo, hi in ((0, 2), (2, 3), (3, 4), (4, 5), (5, 7), (7, 10), (10, 30), (30, 181)):
+        m = (s >= lo) & (s < hi)
+        if not m.any():
+            continue
+        counts = np.bincount(trial_of[m], minlength=len(rows))
+        top = ", ".join(rows[k][0][:2] for k in np.argsort(-counts)[:4] if counts[k] > 0)
+        L.append(f"| {lo}–{hi}° | {m.mean() * 100:.1f} % | {np.mean(d[m] <= s[m]) * 100:.1f} % "
+                 f"| {f(float(np.median(d[m] / s[m])))} | {top} |")
     L += ["",
           "What the window's ceiling (≤ 90 % within 1×, and never confidently wrong) would take, pooled over the "
           "trials (arithmetic on the instants above, not a filter run):", "",
