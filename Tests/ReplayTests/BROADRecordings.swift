@@ -16,6 +16,21 @@ struct BROADRecording {
     static let names = ["09_undisturbed_fast_rotation_with_breaks_B", "21_undisturbed_fast_combined",
                         "30_disturbed_stationary_magnet_C", "36_disturbed_attached_magnet_5cm"]
 
+    /// The most each fixture's heading and inclination RMSE may be, as multiples of VQF's on the
+    /// same samples (`reference.json`). The goal's multiple where the fixture meets it; otherwise
+    /// about 10 % above the fixture's own figure at 379c64f (`swift test --filter
+    /// BROADReplayTests` prints them), where the goal is not met for that trial.
+    static let vqfBounds: [String: (heading: Double, inclination: Double)] = [
+        // Heading 1.32° against VQF's 2.54° (0.52×); inclination 2.46° against 2.34° (1.05×, goal 1×).
+        "09_undisturbed_fast_rotation_with_breaks_B": (heading: 1, inclination: 1.15),
+        // 2.30° against 2.59° (0.89×); 2.20° against 3.05° (0.72×).
+        "21_undisturbed_fast_combined": (heading: 1, inclination: 1),
+        // 2.73° against 2.68° (1.02×, goal 0.8×); 2.00° against 2.97° (0.67×).
+        "30_disturbed_stationary_magnet_C": (heading: 1.15, inclination: 1),
+        // 3.03° against 2.65° (1.14×, goal 0.8×); 1.30° against 1.77° (0.73×).
+        "36_disturbed_attached_magnet_5cm": (heading: 1.25, inclination: 1),
+    ]
+
     struct Truth {
         /// Device → ENU (magnetic north); nil where the optical system lost the body.
         var attitude: Quaternion?

@@ -24,11 +24,14 @@ import Testing
         #expect(score.withinOne >= 0.55, "\(score)")
         #expect(score.withinThree >= 0.97, "\(score)")
         #expect(Double(score.confidentlyWrong) <= 0.005 * Double(score.scored) && score.worstConfidentDegrees <= 10, "\(score)")
-        // Issue 36's goal is VQF's figures on the same samples; not met yet (BENCHMARKS.md, "Real
-        // recordings"): these bounds keep what was reached from slipping back.
-        // (At 7c35757 the three fixtures stood at 1.6–1.8× VQF's heading and 1.6–2.3× its inclination.)
-        #expect(score.headingRMSE <= 2 * recording.vqfHeadingRMSE, "\(score)")
-        #expect(score.inclinationRMSE <= 2.5 * recording.vqfInclinationRMSE, "\(score)")
+        // Issue 36's goals, against VQF on the same samples: heading at most VQF's undisturbed and
+        // 0.8× VQF's disturbed, inclination at most VQF's. Over BROAD's 30 trials they are met at
+        // this rate (`scripts/broad/benchmark.py`, BENCHMARKS.md, "Real recordings"); a fixture
+        // that meets its own goal is held to it, one that does not is held about 10 % above where
+        // it stands, so what was reached cannot slip back (the replay is deterministic).
+        let bound = BROADRecording.vqfBounds[name] ?? (heading: 1, inclination: 1)
+        #expect(score.headingRMSE <= bound.heading * recording.vqfHeadingRMSE, "\(score)")
+        #expect(score.inclinationRMSE <= bound.inclination * recording.vqfInclinationRMSE, "\(score)")
     }
 }
 
