@@ -202,7 +202,7 @@ let package = Package(
         .executableTarget(
             name: "qibla-sim",
             dependencies: [
-                "QiblaCore", "QiblaInterface", "QiblaSimulator", "QiblaPlatform", "QiblaDaemon", "QiblaSensorLog",
+                "QiblaCore", "QiblaInterface", "QiblaSimulator", "QiblaPlatform", "QiblaDaemon", "QiblaSensorLog", "QiblaState",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
             ],
             path: "Sources/qibla-sim",

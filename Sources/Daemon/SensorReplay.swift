@@ -76,6 +76,19 @@ public struct SensorReplay: Sendable {
                     nowUnixSeconds: unixSecondsAtStart)
     }
 
+    /// A stored calibration, restored before the first sample as qiblad restores its state
+    /// directory's when the magnetometer appears: used at once, `unvalidated` until live samples
+    /// confirm it, discarded when they contradict it (`MagnetometerCalibrator.restore`).
+    public mutating func restoreCalibration(_ fit: CalibrationFit) {
+        model.apply(.restoreCalibration(fit), nowUnixSeconds: unixSecondsAtStart)
+    }
+
+    /// The fit of `model.compass.fitToPersist` with this generation was written, as qiblad
+    /// reports its state file's write.
+    public mutating func calibrationPersisted(generation: Int) {
+        model.apply(.calibrationPersisted(generation: generation), nowUnixSeconds: unixSecondsAtStart)
+    }
+
     /// Feeds one instant's samples (device frame: m/s², rad/s, µT) taken at `timeSeconds` (the
     /// log's clock) and returns what a client would read after it.
     public mutating func apply(timeSeconds: Double, acceleration: Vector3?, angularVelocity: Vector3?,

@@ -9,6 +9,7 @@ import QiblaInterface
 import QiblaPlatform
 import QiblaSensorLog
 import QiblaSimulator
+import QiblaState
 import Synchronization
 
 struct Replay: ParsableCommand {
@@ -50,6 +51,9 @@ struct Replay: ParsableCommand {
     var trace: Double?
     @Flag(help: "Offline: eight more columns on each line, what HEADING_ERROR is made of (degrees): the filter's sigma, the calibration's and the declination's terms, then the filter sigma's own parts: its covariance, the gyroscope integration's, the field disagreement's, the reference's and the field-pull floor (the filter's columns `nan` for a heading that is not fused).")
     var sigmaParts = false
+    @Option(help: ArgumentHelp("Offline: a state directory, as qiblad's: the magnetometer calibration stored in it is restored before the first sample (as qiblad restores it when the sensor appears) and every fit accepted is written to it. Replays run one after another through one directory are a daemon that kept its calibration from one use to the next.",
+                               valueName: "DIR"))
+    var stateDirectory: String?
 
     func validate() throws {
         guard restSampleRate.isFinite, restSampleRate >= 0 else { throw ValidationError("--rest-sample-rate must be ≥ 0") }
@@ -60,6 +64,10 @@ struct Replay: ParsableCommand {
             guard offline else { throw ValidationError("--trace follows the offline model: use it with --offline") }
         }
         if sigmaParts, !offline { throw ValidationError("--sigma-parts follows the offline model: use it with --offline") }
+        if let stateDirectory {
+            guard offline else { throw ValidationError("--state-directory keeps the offline model's calibration: use it with --offline") }
+            guard !stateDirectory.isEmpty else { throw ValidationError("--state-directory needs a directory") }
+        }
         _ = try modelConfiguration()
     }
 
@@ -158,6 +166,21 @@ struct Replay: ParsableCommand {
         var replay = SensorReplay(configuration: configuration, position: position, unixSecondsAtStart: startUnixSeconds,
                                   hasGyroscope: log.hasGyroscope, gyroscopeOutputHertz: gyroscopeOutputHertz,
                                   restSampleRateHertz: restSampleRate > 0 ? restSampleRate : nil)
+        // The calibration's file is the log's magnetometer's (its `magnetometer` or `device`
+        // header), so one directory can serve logs of several devices.
+        let store = stateDirectory.map { StateStore(directory: $0) }
+        let device = (name: log.headerValue("magnetometer") ?? log.headerValue("device") ?? "replay", path: "qibla-sim replay")
+        if let store {
+            switch store.loadCalibration(deviceName: device.name, devicePath: device.path) {
+            case .success(let stored?):
+                replay.restoreCalibration(stored.fit)
+                Console.printError("qibla-sim replay: restored the calibration stored in \(store.directory): " + Self.describe(replay.model.compass.calibrator))
+            case .success(nil):
+                Console.printError("qibla-sim replay: no calibration stored in \(store.directory) for \(device.name)")
+            case .failure(let problem):
+                Console.printError("qibla-sim replay: calibration file rejected: \(problem)")
+            }
+        }
         var started = false
         var calibrationGeneration = -1
         var filterState = ""
@@ -168,6 +191,18 @@ struct Replay: ParsableCommand {
         for instant in log.instants {
             let o = replay.apply(timeSeconds: instant.timeSeconds, acceleration: instant.acceleration,
                                  angularVelocity: instant.angularVelocity, magneticField: instant.magneticField)
+            if let store, let (fit, generation) = replay.model.compass.fitToPersist {
+                let stored = StoredCalibration(deviceName: device.name, devicePath: device.path, fit: fit,
+                                               timestampUnixSeconds: startUnixSeconds + instant.timeSeconds - (log.instants.first?.timeSeconds ?? 0))
+                do {
+                    try store.prepare()
+                    try store.saveCalibration(stored)
+                } catch {
+                    Console.printError("qibla-sim replay: cannot save the calibration in \(store.directory): \(error)")
+                }
+                // Reported written either way, as qiblad does: one attempt per accepted fit.
+                replay.calibrationPersisted(generation: generation)
+            }
             if verbose, replay.model.compass.calibrator.calibrationGeneration != calibrationGeneration {
                 calibrationGeneration = replay.model.compass.calibrator.calibrationGeneration
                 Console.printError("qibla-sim replay: \(instant.timeText) s: " + Self.describe(replay.model.compass.calibrator))

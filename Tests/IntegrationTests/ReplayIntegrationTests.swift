@@ -195,6 +195,28 @@ import TestSupport
         }
     }
 
+    /// `replay --offline --state-directory DIR` keeps the calibration as qiblad keeps it: the
+    /// first replay of trial 30 (which accepts a fit) stores it, the second restores it before its
+    /// first sample and so starts from it (its output differs); without --offline it is refused.
+    @Test func aStateDirectoryCarriesTheCalibrationToTheNextReplay() throws {
+        let log = Self.recordings.appendingPathComponent("30_disturbed_stationary_magnet_C.log").path
+        let sim = product("qibla-sim").path
+        let tmp = try TemporaryDirectory(prefix: "qibla-replay-state"); defer { tmp.remove() }
+        let state = tmp.path + "/state"
+        let first = try run(sim, ["replay", "--offline", "--state-directory", state, log], timeout: 120)
+        #expect(first.status == 0 && first.stderr.contains("no calibration stored in \(state)"), "\(first.stderr)")
+        let files = (try? FileManager.default.contentsOfDirectory(atPath: state)) ?? []
+        #expect(files.count == 1 && files.allSatisfy { $0.hasPrefix("calibration-") }, "\(files)")
+        let stored = try String(contentsOfFile: state + "/" + (files.first ?? "none"), encoding: .utf8)
+        #expect(stored.contains("device-path = qibla-sim replay") && stored.contains("hard-iron-offset-ut = "), "\(stored)")
+        let second = try run(sim, ["replay", "--offline", "--state-directory", state, log], timeout: 120)
+        #expect(second.status == 0 && second.stderr.contains("restored the calibration stored in \(state): calibration unvalidated"),
+                "\(second.stderr)")
+        #expect(second.stdout != first.stdout && second.stdout.split(separator: "\n").count > 1000)
+        let refused = try run(sim, ["replay", "--state-directory", state, log])
+        #expect(refused.status == 64 && refused.stderr.contains("use it with --offline"), "\(refused.stderr)")
+    }
+
     /// `qiblad --record` on a simulated phone lying still: the log carries the place, the three
     /// sensors with the mount matrices and scales applied (the values the scene wrote, within the
     /// chips' resolution), and replayed offline it gives the scene's heading.

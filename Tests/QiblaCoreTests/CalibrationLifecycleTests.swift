@@ -272,6 +272,41 @@ import Testing
         #expect(restored.storedSampleCount == 0)
     }
 
+    /// A restored fit on a phone lying still whose corrected field does not match the expected one
+    /// (another day's fit: a magnet since moved in the case) cannot be told from a magnet nearby
+    /// until the phone turns, so it is not contradicted yet; meanwhile it is trusted no more than
+    /// an uncorrected field that does not match (`quality` `.uncalibrated`: `HeadingError` says
+    /// unknown) and `CalibrationNeeded` asks for the turn that settles it. The right fit on the
+    /// same still phone keeps `.unvalidated` and its trust.
+    @Test func aRestoredFitWhoseFieldDoesNotMatchIsNotTrustedWhileThePhoneIsStill() throws {
+        let site = SimulatedSite.london
+        let calibrated = Self.libremCalibratedInLondon(seed: 31)
+        var rng = calibrated.rng
+        let sensor = calibrated.sensor
+        let persisted = try #require(calibrated.calibrator.fit)
+        var other = sensor
+        other.hardIronMicrotesla = sensor.hardIronMicrotesla + Vector3(-30, 10, 20)
+        let still = SimulatedMotion.orientation(headingDegrees: 40, pitchDegrees: 5, rollDegrees: -3)
+        for (unit, matches) in [(sensor, true), (other, false)] {
+            var restored = Self.calibrator(at: site)
+            restored.restore(persisted)
+            for i in 0..<(10 * 20) {
+                let (m, a) = unit.readings(still, site: site, rng: &rng)
+                restored.add(rawMicrotesla: m, accelerationMetresPerSecondSquared: a, time: 50 + Double(i) * 0.05)
+            }
+            #expect(restored.state == .unvalidated, "still: neither confirmed across directions nor contradicted")
+            if matches {
+                #expect(restored.quality == .unvalidated(residualMicrotesla: persisted.residualRMSMicrotesla))
+                #expect(restored.correctionTrusted && !restored.calibrationNeeded)
+            } else {
+                // Reported as a disturbance seen through an untrusted correction is: a figure-eight
+                // (which confirms the fit or discards it) is asked for.
+                #expect(restored.quality == .uncalibrated && !restored.correctionTrusted)
+                #expect(restored.calibrationNeeded && !restored.magneticInterference)
+            }
+        }
+    }
+
     /// Enters within 1 s, recovers within 2 s (20 Hz), for a +40 % field and a dip off by 15°.
     @Test(arguments: ["field+40%", "dip+15°"])
     func interferenceIsDetectedAndCleared(kind: String) throws {

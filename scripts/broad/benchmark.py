@@ -33,6 +33,7 @@ import os
 import platform
 import subprocess
 import sys
+import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -90,12 +91,17 @@ def main() -> None:
                     help="passed to `qibla-sim replay --offline --setting` (repeatable; with --no-write)")
     ap.add_argument("--rest-sample-rate", type=float, metavar="HZ",
                     help="passed to qibla-sim (0 reads every instant; with --no-write)")
+    ap.add_argument("--returning", action="store_true",
+                    help="a returning user's daemon: the trials in BROAD's order through one state directory per "
+                         "rate (`qibla-sim replay --state-directory`), each starting with the calibration the ones "
+                         "before it stored (with --no-write)")
     args = ap.parse_args()
     extra = [x for setting in args.setting for x in ("--setting", setting)]
     if args.rest_sample_rate is not None:
         extra += ["--rest-sample-rate", str(args.rest_sample_rate)]
-    if extra and not args.no_write:
-        ap.error("--setting and --rest-sample-rate measure something other than the daemon: add --no-write")
+    if (extra or args.returning) and not args.no_write:
+        ap.error("--setting, --rest-sample-rate and --returning measure something other than the daemon's "
+                 "first use: add --no-write")
 
     info = bl.load_trial_info()
     trials = [t for t in bl.available_trials() if fnmatch.fnmatch(t, args.trials)]
@@ -107,6 +113,7 @@ def main() -> None:
 
     results: dict[int, dict[str, dict]] = {n: {} for n in rates}
     for n in rates:
+        state = tempfile.TemporaryDirectory(prefix="broad-state-") if args.returning else None
         for name in trials:
             log = LOG_DIR / f"{name}.d{n}.log"
             truth = log.with_suffix(".truth")
@@ -118,7 +125,7 @@ def main() -> None:
             r = {"vqf": evaluate(truth, vqf_out)}
             if sim:
                 q_out = log.with_suffix(".qiblad.out")
-                err = run_qiblad(sim, log, q_out, extra)
+                err = run_qiblad(sim, log, q_out, extra + (["--state-directory", state.name] if state else []))
                 r["qiblad"] = {"error": err} if err else evaluate(truth, q_out, args.axis)
             results[n][name] = r
             q = r.get("qiblad", {})
@@ -127,6 +134,8 @@ def main() -> None:
                      f" cov {pct(q.get('coverage'))}" if q else "   qiblad not run"), flush=True)
             if q.get("error"):
                 print(f"    qiblad failed: {q['error']}")
+        if state:
+            state.cleanup()
 
     text = render(args, info, trials, rates, results, sim)
     print()

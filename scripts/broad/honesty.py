@@ -146,9 +146,13 @@ def main() -> None:
                     help="passed to `qibla-sim replay --offline --setting` (repeatable)")
     ap.add_argument("--write", action="store_true", help="replace the honesty section of BENCHMARKS.md")
     ap.add_argument("--grid", action="store_true", help="also search σ's three terms scaled apart (module doc)")
+    ap.add_argument("--returning", action="store_true",
+                    help="a returning user's daemon: the trials in BROAD's order through one state directory "
+                         "(`qibla-sim replay --state-directory`), each starting with the calibration the ones "
+                         "before it stored")
     args = ap.parse_args()
-    if args.write and (args.setting or args.grid):
-        ap.error("--setting and --grid are measurements beside the daemon's: not with --write")
+    if args.write and (args.setting or args.grid or args.returning):
+        ap.error("--setting, --grid and --returning are measurements beside the daemon's first use: not with --write")
     if not args.qiblad_sim.exists():
         ap.error(f"no simulator at {args.qiblad_sim} (swift build -c release --product qibla-sim)")
     extra = [x for setting in args.setting for x in ("--setting", setting)]
@@ -156,6 +160,9 @@ def main() -> None:
     if not logs:
         ap.error(f"no converted logs in {LOG_DIR} for rate {args.rate}: run scripts/broad/benchmark.py first")
 
+    state = tempfile.TemporaryDirectory(prefix="broad-state-") if args.returning else None
+    if state:
+        extra += ["--state-directory", state.name]
     rows, pooled = [], {"d": [], "s": [], "parts": []}
     for log in logs:
         name = log.name.split(".")[0]
@@ -187,7 +194,9 @@ def main() -> None:
     L = ["## HeadingError on BROAD: what it is made of (issue 36)", "",
          f"`scripts/broad/honesty.py --rate {args.rate}` at {bl.source_commit()}, {bl.nproc()} cores; every "
          f"instant `evaluate.py` scores for honesty, at {285.714 / args.rate:.1f} Hz"
-         + (f"; settings {', '.join(args.setting)}" if args.setting else "") + ". Medians in degrees over the "
+         + (f"; settings {', '.join(args.setting)}" if args.setting else "")
+         + ("; a returning user's daemon (`--returning`: each trial starts with the calibration the trials before "
+            "it stored)" if args.returning else "") + ". Medians in degrees over the "
          "instants whose σ is below 90°. σ = √(filter² + calibration² + declination²); the filter's sigma = "
          "max(√(P² + integration² + disagreement² + reference²), pull) (`FusedHeadingSigmaParts`); \"tilt\" and "
          "\"yaw given tilt\" are two diagnostics of the covariance P is read through: the tilt's one sigma and the "

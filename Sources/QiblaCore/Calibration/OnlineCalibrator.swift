@@ -349,8 +349,12 @@ public struct MagnetometerCalibrator: Sendable {
         return estimateFit?.calibration ?? .identity
     }
 
-    /// `CalibrationNeeded`: no fit and the live field is known not to match the expected field.
-    public var calibrationNeeded: Bool { state == .collecting && needsCalibrationLatched }
+    /// `CalibrationNeeded`: no fit and the live field is known not to match the expected field,
+    /// or a restored fit not yet confirmed whose corrected field does not match it (turning the
+    /// phone confirms the fit or discards it; see `quality`).
+    public var calibrationNeeded: Bool {
+        state == .collecting && needsCalibrationLatched || state == .unvalidated && detector.isDisturbed
+    }
 
     /// Whether the (corrected) live field currently differs from the expected one (debounced),
     /// whatever the cause: interference or a wrong calibration. An input of `HeadingErrorModel`.
@@ -366,13 +370,13 @@ public struct MagnetometerCalibrator: Sendable {
     }
 
     /// The correction in use can be trusted to tell north: an accepted fit, a restored one (until
-    /// live data contradicts it), or an uncorrected field confirmed to match the Earth's over at
+    /// live data contradicts it, and while its corrected field matches the expected one), or an uncorrected field confirmed to match the Earth's over at
     /// least as many distinct samples as an acceptance asks for. A provisional estimate, or a raw
     /// field confirmed by a few samples, is not (the attitude filter learns no gyroscope bias from
     /// it: a phone with 40 µT of hard iron waved about matches the Earth's strength and dip now and
     /// then, and a wrong field would teach a rate that never was; issue 36).
     public var correctionTrusted: Bool {
-        state == .calibrated || state == .unvalidated
+        state == .calibrated || (state == .unvalidated && !detector.isDisturbed)
             || (state == .collecting && uncorrectedFieldTrusted && !isProvisional
                 && samples.sampleCount >= configuration.acceptance.minimumSampleCount)
     }
@@ -381,7 +385,15 @@ public struct MagnetometerCalibrator: Sendable {
     public var quality: CalibrationQuality {
         switch state {
         case .calibrated: return .calibrated(residualMicrotesla: fit?.residualRMSMicrotesla ?? 0)
-        case .unvalidated: return .unvalidated(residualMicrotesla: fit?.residualRMSMicrotesla ?? 0)
+        case .unvalidated:
+            // A restored fit whose corrected field does not match the expected one is no more
+            // use than an uncorrected field that does not: the fit may be another day's (a
+            // magnet since taken out of the case or moved), and a still phone cannot tell that
+            // from a magnet nearby until it turns (BROAD trial 33 after 32 through one state
+            // directory: a fit with 60 µT of hard iron restored on a unit with 29 µT read
+            // 102 µT against WMM's 50 and was published 2.4° sure for 41 s, 20–30° off).
+            if detector.isDisturbed { return .uncalibrated }
+            return .unvalidated(residualMicrotesla: fit?.residualRMSMicrotesla ?? 0)
         case .collecting:
             if let estimateFit { return .provisional(residualMicrotesla: estimateFit.residualRMSMicrotesla) }
             if needsCalibrationLatched || detector.isDisturbed { return .uncalibrated }
