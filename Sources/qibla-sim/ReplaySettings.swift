@@ -38,6 +38,7 @@ enum ReplaySetting {
             ("filter.disturbanceFieldFraction", \.compass.attitudeFilter.disturbanceFieldFraction),
             ("filter.disturbanceInclinationDegrees", \.compass.attitudeFilter.disturbanceInclinationDegrees),
             ("filter.fieldPullSeconds", \.compass.attitudeFilter.fieldPullSeconds),
+            ("filter.heldReferenceKeptBelowFraction", \.compass.attitudeFilter.heldReferenceKeptBelowFraction),
             ("filter.keepsYawAcrossShortGapSeconds", \.compass.attitudeFilter.keepsYawAcrossShortGapSeconds),
             ("filter.innovationGateSigmas", \.compass.attitudeFilter.innovationGateSigmas),
             ("filter.innovationGateSeconds", \.compass.attitudeFilter.innovationGateSeconds),

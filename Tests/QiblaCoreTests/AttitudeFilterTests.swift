@@ -259,6 +259,37 @@ struct StillPhone {
         #expect(late > early && late > before.sigmaDegrees, "sigma grows: \(before.sigmaDegrees) → \(early) → \(late)")
     }
 
+    /// A small change of the correction (a refit, a stored fit discarded for the raw field) while
+    /// a magnet holds the field off keeps the reference, and the hold with it; relearned, the
+    /// reference would be the magnet's field and the needle would follow the magnet (BROAD trial
+    /// 28 with a stored fit: 45° off). With `heldReferenceKeptBelowFraction` 0 (always relearn)
+    /// this scene shows that failure.
+    @Test func aSmallNewCorrectionDuringAHoldKeepsTheReference() throws {
+        let phone = StillPhone(heading: 150, pitch: 10)
+        let magnet = Vector3(30, -25, 5), change = Vector3(1.5, -1, 1)
+        var worst: [Double] = []
+        for fraction in [0.5, 0] {
+            var configuration = AttitudeFilter.Configuration()
+            configuration.heldReferenceKeptBelowFraction = fraction
+            var f = AttitudeFilter(configuration: configuration)
+            phone.feed(&f, from: 0, seconds: 20)
+            phone.feed(&f, from: 20, seconds: 1, extraField: magnet)
+            #expect(f.magneticState == .holding)
+            let raw = phone.field + magnet
+            f.magneticReferenceChanged(yawSigmaDegrees: 1, previousField: raw, newField: raw - change)
+            var off = 0.0
+            phone.feed(&f, from: 21, seconds: 5, extraField: magnet - change, each: { _, filter in
+                guard let h = filter.heading else { return }
+                off = max(off, abs(Angle.turn(from: phone.trueHeading(.top), to: h.magneticHeadingDegrees)))
+            })
+            worst.append(off)
+            if fraction > 0 { #expect(f.magneticState == .holding) }
+        }
+        print("a small new correction during a hold: worst \(worst[0])° keeping the reference, \(worst[1])° relearning it")
+        #expect(worst[0] < 1, "the needle does not follow the magnet: \(worst[0])°")
+        #expect(worst[1] > 10, "relearned, the reference is the magnet's: \(worst[1])°")
+    }
+
     @Test func theCallersInterferenceFlagHoldsToo() {
         let phone = StillPhone(heading: 10)
         var f = AttitudeFilter()

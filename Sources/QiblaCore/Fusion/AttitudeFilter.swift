@@ -432,6 +432,16 @@ public struct AttitudeFilter: Sendable {
         /// this long, with a third of it as their time constant, and no sample is held off for
         /// disagreeing with them, seconds (default 1).
         public var referenceRelearnSeconds = 1.0
+        /// A new correction that moves the latest sample by less than this fraction of the
+        /// reference's strength, while the field is held off for a strength beyond
+        /// ``disturbanceFieldFraction`` of it, keeps the reference and the hold (default 0.5; 0
+        /// always relearns; see `magneticReferenceChanged`): relearned during a magnet's hold, the
+        /// reference is the magnet's field. BROAD at 48 Hz (`scripts/broad/benchmark.py --rates 6
+        /// [--returning] --no-write`): a first use unchanged (1.78° / 2.52° / 1.28°; trial 34
+        /// 1.64° → 1.63°); a returning user's daemon 1.83° / 4.65° → 1.83° / 3.00° / 1.28° (trial
+        /// 28, its stored fit given up beside the magnet, 16.5° → 3.1°; 32 7.4° → 2.0°; 34 4.8° →
+        /// 1.9°; 35 1.8° → 2.0°).
+        public var heldReferenceKeptBelowFraction = 0.5
         /// Time constant of the held field's mean strength and dip, which become the reference
         /// after ``relearnReferenceSeconds``, seconds (default 2).
         public var heldFieldTimeConstantSeconds = 2.0
@@ -835,11 +845,15 @@ public struct AttitudeFilter: Sendable {
     /// the difference the two corrections make to that same sample's north, and widened by
     /// `yawSigmaDegrees`² only: one sample's innovation also carries its tilt's leak and the
     /// gyroscope's error, tens of degrees in a fast turn at a high dip (BROAD trial 07: a fit with a
-    /// 0.5 µT offset set the yaw 71° off through it). A hold goes on (the field is compared again
-    /// with a reference relearned through the new correction), and the yaw it holds is not turned
-    /// but widened by the old correction's uncertainty too (below).
+    /// 0.5 µT offset set the yaw 71° off through it). A hold goes on, and the yaw it holds is not
+    /// turned but widened by the old correction's uncertainty too (below); the field is compared
+    /// again with a reference relearned through the new correction, except when the change moved
+    /// the latest sample by less than half the reference's strength while the held field's
+    /// strength is off the reference (a magnet's hold): then with the reference it had
+    /// (``Configuration/heldReferenceKeptBelowFraction``).
     public mutating func magneticReferenceChanged(yawSigmaDegrees: Double, previousField: Vector3? = nil,
                                                   newField: Vector3? = nil) {
+        let keptReference = (learnedField, learnedInclination, referenceTime, disagreementStart)
         learnedField = nil
         learnedInclination = nil
         referenceTime = nil
@@ -865,8 +879,22 @@ public struct AttitudeFilter: Sendable {
             fieldYawCorrectionSigmaRadians = 0
             ptt = ptt + Matrix3(0, 0, 0, 0, 0, 0, 0, 0, sigma * sigma + old * old)
             pendingYawReseedSigma = nil
-            referenceRelearnUntil = t + configuration.referenceRelearnSeconds
             yawReseedCount += 1
+            // The reference is relearned through the new correction, except when the change is
+            // small next to it and the held field's strength is off it: a magnet's hold, where a
+            // reference relearned now would be the magnet's field (BROAD trial 28 with a stored
+            // fit: 67–70 µT, which then turned the needle 45°). A large change makes the old
+            // reference meaningless (a raw field with tens or hundreds of µT of hard iron, then a
+            // fit); a hold on the dip alone is a fast motion's tilt error, which a relearned
+            // reference ends as before (BROAD trial 21: kept, 2.47° → 2.70°).
+            if let old = previousField, let new = newField, old.isFinite, new.isFinite, let field = keptReference.0,
+               (new - old).length < configuration.heldReferenceKeptBelowFraction * field,
+               let held = heldField, abs(held - field) > configuration.disturbanceFieldFraction * field {
+                (learnedField, learnedInclination, referenceTime, disagreementStart) = keptReference
+                referenceRelearnUntil = nil
+            } else {
+                referenceRelearnUntil = t + configuration.referenceRelearnSeconds
+            }
             return
         }
         if let t = stateTime, isTracking(at: t),
