@@ -438,7 +438,7 @@ public struct AttitudeFilter: Sendable {
         /// always relearns; see `magneticReferenceChanged`): relearned during a magnet's hold, the
         /// reference is the magnet's field. BROAD at 48 Hz (`scripts/broad/benchmark.py --rates 6
         /// [--returning] --no-write`): a first use unchanged (1.78° / 2.52° / 1.28°; trial 34
-        /// 1.64° → 1.63°); a returning user's daemon 1.83° / 4.65° → 1.83° / 3.00° / 1.28° (trial
+        /// 1.64° → 1.63°; at 286 Hz 1.97° → 1.98° / 2.34° / 1.10°, trial 08 4.89° → 5.00°); a returning user's daemon 1.83° / 4.65° → 1.83° / 3.00° / 1.28° (trial
         /// 28, its stored fit given up beside the magnet, 16.5° → 3.1°; 32 7.4° → 2.0°; 34 4.8° →
         /// 1.9°; 35 1.8° → 2.0°).
         public var heldReferenceKeptBelowFraction = 0.5
