@@ -88,6 +88,8 @@ struct BROADRecording {
         var fitsSetAside = 0
         /// Fits discarded for a changed field (`MagnetometerCalibrator.fitsDiscardedForAChangedFieldCount`).
         var fitsDiscardedForAChangedField = 0
+        /// Applied fits discarded as contradicted by live data (`MagnetometerCalibrator.discardedFitCount`).
+        var fitsContradicted = 0
         /// The hard iron of the fit in use at the end, µT (nil without a fit).
         var finalHardIronMicrotesla: Vector3?
 
@@ -97,12 +99,16 @@ struct BROADRecording {
         }
     }
 
-    /// Replays the log through the daemon's model (`SensorReplay`) and scores it.
+    /// Replays the log through the daemon's model (`SensorReplay`) and scores it; `restoring` is
+    /// a stored fit restored before the first sample, as qiblad restores its state directory's;
+    /// only the instants from `scoringFrom` (the log's seconds) on are scored.
     func replay(configuration: DaemonModel.Configuration = DaemonModel.Configuration(), restSampleRateHertz: Double? = 2,
-                withoutPlace: Bool = false) throws -> Score {
+                withoutPlace: Bool = false, restoring storedFit: CalibrationFit? = nil,
+                scoringFrom: Double = -.infinity) throws -> Score {
         var replay = SensorReplay(configuration: configuration, position: withoutPlace ? nil : try log.position(),
                                   unixSecondsAtStart: try log.startUnixSeconds() ?? 0, hasGyroscope: log.hasGyroscope,
                                   gyroscopeOutputHertz: try log.gyroscopeOutputHertz(), restSampleRateHertz: restSampleRateHertz)
+        if let storedFit { replay.restoreCalibration(storedFit) }
         var score = Score()
         var headingSquares = 0.0, inclinationSquares = 0.0
         var honest = 0, one = 0, three = 0
@@ -121,7 +127,8 @@ struct BROADRecording {
                              f.attitudeRecoveryCount, Angle.degrees(f.gyroscopeBiasRadiansPerSecond.x), Angle.degrees(f.gyroscopeBiasRadiansPerSecond.y),
                              Angle.degrees(f.gyroscopeBiasRadiansPerSecond.z), instant.magneticField?.length ?? .nan, c.calibrator.magneticInterference ? 1 : 0, c.calibrator.correctionTrusted ? 1 : 0, f.stillBiasMeasurementCount, f.lowPassedGravityUpdateCount, c.calibrator.fit.map { "\($0.hardIronOffsetMicrotesla) r \($0.fieldMicrotesla) res \($0.residualRMSMicrotesla) \($0.kind)" } ?? "-"))
             }
-            guard let truth = truth[instant.timeText], truth.moving, let q = truth.attitude else { continue }
+            guard instant.timeSeconds >= scoringFrom, let truth = truth[instant.timeText], truth.moving,
+                  let q = truth.attitude else { continue }
             score.motion += 1
             guard let estimate = o.attitudeENU else { continue }
             let e = Self.errors(estimate: estimate, truth: q)
@@ -146,6 +153,7 @@ struct BROADRecording {
         }
         score.fitsSetAside = replay.model.compass.calibrator.fitsSetAsideCount
         score.fitsDiscardedForAChangedField = replay.model.compass.calibrator.fitsDiscardedForAChangedFieldCount
+        score.fitsContradicted = replay.model.compass.calibrator.discardedFitCount
         score.finalHardIronMicrotesla = replay.model.compass.calibrator.fit?.hardIronOffsetMicrotesla
         if honest > 0 { score.withinOne = Double(one) / Double(honest); score.withinThree = Double(three) / Double(honest) }
         return score
