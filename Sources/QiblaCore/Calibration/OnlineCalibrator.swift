@@ -370,8 +370,9 @@ public struct MagnetometerCalibrator: Sendable {
     }
 
     /// The correction in use can be trusted to tell north: an accepted fit, a restored one (until
-    /// live data contradicts it, and while its corrected field matches the expected one), or an uncorrected field confirmed to match the Earth's over at
-    /// least as many distinct samples as an acceptance asks for. A provisional estimate, or a raw
+    /// live data contradicts it, and while its corrected field matches the expected one), or an
+    /// uncorrected field confirmed to match the Earth's over at least as many distinct samples as
+    /// an acceptance asks for. A provisional estimate, or a raw
     /// field confirmed by a few samples, is not (the attitude filter learns no gyroscope bias from
     /// it: a phone with 40 µT of hard iron waved about matches the Earth's strength and dip now and
     /// then, and a wrong field would teach a rate that never was; issue 36).

@@ -438,9 +438,10 @@ public struct AttitudeFilter: Sendable {
         /// always relearns; see `magneticReferenceChanged`): relearned during a magnet's hold, the
         /// reference is the magnet's field. BROAD at 48 Hz (`scripts/broad/benchmark.py --rates 6
         /// [--returning] --no-write`): a first use unchanged (1.78° / 2.52° / 1.28°; trial 34
-        /// 1.64° → 1.63°; at 286 Hz 1.97° → 1.98° / 2.34° / 1.10°, trial 08 4.89° → 5.00°); a returning user's daemon 1.83° / 4.65° → 1.83° / 3.00° / 1.28° (trial
-        /// 28, its stored fit given up beside the magnet, 16.5° → 3.1°; 32 7.4° → 2.0°; 34 4.8° →
-        /// 1.9°; 35 1.8° → 2.0°).
+        /// 1.64° → 1.63°; at 286 Hz 1.97° → 1.98° / 2.34° / 1.10°, trial 08 4.89° → 5.00°); a
+        /// returning user's daemon 1.83° / 4.65° → 1.83° / 3.00° / 1.28° (trial 28, its stored fit
+        /// given up beside the magnet, 16.5° → 3.1°; 32 7.4° → 2.0°; 34 4.8° → 1.9°; 35 1.8° →
+        /// 2.0°).
         public var heldReferenceKeptBelowFraction = 0.5
         /// Time constant of the held field's mean strength and dip, which become the reference
         /// after ``relearnReferenceSeconds``, seconds (default 2).
@@ -853,7 +854,7 @@ public struct AttitudeFilter: Sendable {
     /// (``Configuration/heldReferenceKeptBelowFraction``).
     public mutating func magneticReferenceChanged(yawSigmaDegrees: Double, previousField: Vector3? = nil,
                                                   newField: Vector3? = nil) {
-        let keptReference = (learnedField, learnedInclination, referenceTime, disagreementStart)
+        let kept = (field: learnedField, inclination: learnedInclination, time: referenceTime, disagreement: disagreementStart)
         learnedField = nil
         learnedInclination = nil
         referenceTime = nil
@@ -887,10 +888,10 @@ public struct AttitudeFilter: Sendable {
             // reference meaningless (a raw field with tens or hundreds of µT of hard iron, then a
             // fit); a hold on the dip alone is a fast motion's tilt error, which a relearned
             // reference ends as before (BROAD trial 21: kept, 2.47° → 2.70°).
-            if let old = previousField, let new = newField, old.isFinite, new.isFinite, let field = keptReference.0,
+            if let old = previousField, let new = newField, old.isFinite, new.isFinite, let field = kept.field,
                (new - old).length < configuration.heldReferenceKeptBelowFraction * field,
                let held = heldField, abs(held - field) > configuration.disturbanceFieldFraction * field {
-                (learnedField, learnedInclination, referenceTime, disagreementStart) = keptReference
+                (learnedField, learnedInclination, referenceTime, disagreementStart) = (kept.field, kept.inclination, kept.time, kept.disagreement)
                 referenceRelearnUntil = nil
             } else {
                 referenceRelearnUntil = t + configuration.referenceRelearnSeconds
