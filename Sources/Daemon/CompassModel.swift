@@ -93,6 +93,12 @@ public struct CompassModel: Sendable {
         /// that has no estimate and is not trusted (a raw field not yet seen to match the Earth's;
         /// hard iron of tens of µT turns it by anything), degrees (default 30).
         public var untrustedCorrectionSigmaDegrees = 30.0
+        /// A rest's mean field of at least this many readings turns the attitude filter's kept yaw
+        /// (`AttitudeFilter.addRestMeanField`; default 8: a rest's first period and the settled
+        /// means after a drift, not a drift's own reference, about four rest reads of a pose that
+        /// may be on its way — BROAD trial 09 at 71.40 s, a hand's first push before the motion
+        /// counted: 2.4° turned; 0 turns it off.)
+        public var restMeanMinimumSamples = 8
         /// While a provisional fit's heading uncertainty is above this (degrees, one sigma), the
         /// attitude filter does not compare the field's strength and dip with its reference
         /// (default 3: such a fit's errors move both with the attitude by more than a magnet's
@@ -339,13 +345,24 @@ public struct CompassModel: Sendable {
         // learned through a trusted correction or a raw field that matches the Earth's so far,
         // not through one whose errors turn with the phone (a provisional fit, a raw field that
         // does not match).
-        attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
+        // A rest's mean (the gyroscope is not read) turns the kept yaw as one measurement of
+        // its own noise (`AttitudeFilter.addRestMeanField`); anything else, and a mean that
+        // update declines, goes to the filter's running update as before.
+        let restMeanTaken = configuration.restMeanMinimumSamples > 1 && meanOfSamples >= configuration.restMeanMinimumSamples
+            && attitudeFilter.isSeeded
+            && attitudeFilter.addRestMeanField(pipeline.calibration.apply(vector), samples: meanOfSamples,
+                                               acceleration: latestAccelerationIsMean ? latestAcceleration : nil,
+                                               disturbed: calibrator.magneticInterference,
+                                               correctionSigmaDegrees: correctionSigma.applied)
+        if !restMeanTaken {
+            attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
                                         disturbed: calibrator.magneticInterference,
                                         correctionSigmaDegrees: correctionSigma.applied,
                                         comparesField: (correctionSigma.estimated ?? 0) <= configuration.fieldTestMaximumCorrectionSigmaDegrees,
                                         learnsBias: calibrator.correctionTrusted,
                                         learnsLag: calibrator.correctionTrusted
                                             || (correctionSigma.estimated == nil && correctionSigma.applied == 0))
+        }
         guard let acceleration = latestAcceleration else { return }
         // Today's path runs all along: its moving average is ready when the gyroscope stops.
         let result = pipeline.update(magnetic: vector, acceleration: acceleration, time: time, meanOfSamples: meanOfSamples)
@@ -354,6 +371,14 @@ public struct CompassModel: Sendable {
             rejectionStreakStartSeconds = nil
             lastRejection = nil
             publishFused(at: time, expectedField: expectedField)
+            return
+        }
+        if restMeanTaken, let heading = attitudeFilter.heading {
+            // At rest: the kept attitude, turned by the rest's mean, at its own time.
+            if case .success(let estimate) = result { state.headingSpreadDegrees = estimate.spreadDegrees }
+            rejectionStreakStartSeconds = nil
+            lastRejection = nil
+            publishFused(heading, expectedField: expectedField)
             return
         }
         switch result {
@@ -461,6 +486,10 @@ public struct CompassModel: Sendable {
 
     private mutating func publishFused(at time: Double, expectedField field: MagneticField?) {
         guard let heading = attitudeFilter.heading(at: time) else { return }
+        publishFused(heading, expectedField: field)
+    }
+
+    private mutating func publishFused(_ heading: FusedHeading, expectedField field: MagneticField?) {
         let horizontal = latestRawField.map { pipeline.calibration.apply($0) }.map { m -> Double in
             let down = attitudeFilter.upDirection * -1
             return (m - down * m.dot(down)).length

@@ -1036,3 +1036,59 @@ struct StillPhone {
                 "the yaw kept: \(h.magneticHeadingDegrees)° against \(tilted.trueHeading(h.axis))°")
     }
 }
+
+/// A rest's mean field and acceleration (`AttitudeFilter.addRestMeanField`): the gyroscope is not
+/// read at rest, so the running update waits; the rest's means level the kept attitude and turn
+/// its yaw, unless the field is flagged, unlike the reference, or beyond the gate.
+@Suite struct AttitudeFilterRestMeanTests {
+    /// A filter that tracked a phone lying at heading 40° and then stopped reading the gyroscope
+    /// (the rest policy), and the pose the phone actually rests in: 2° further round and 3° of
+    /// pitch, which the kept attitude missed.
+    static func restingFilter() -> (filter: AttitudeFilter, resting: StillPhone) {
+        var f = AttitudeFilter()
+        StillPhone(heading: 40).feed(&f, from: 0, seconds: 5)
+        return (f, StillPhone(heading: 42, pitch: 3))
+    }
+
+    /// The kept attitude is levelled to the mean acceleration and its yaw moves toward the mean
+    /// field's by the update's gain: part of the way here, where 5 s of still samples left the yaw
+    /// known to a fraction of a degree, and further for a mean of more readings.
+    @Test func aRestsMeansLevelTheKeptAttitudeAndTurnItsYaw() throws {
+        var (f, resting) = Self.restingFilter()
+        let before = try #require(f.heading)
+        var fewer = f
+        let taken = f.addRestMeanField(resting.field, samples: 64, acceleration: resting.acceleration, disturbed: false)
+        let takenFewer = fewer.addRestMeanField(resting.field, samples: 4, acceleration: resting.acceleration, disturbed: false)
+        #expect(taken && takenFewer)
+        let after = try #require(f.heading), afterFewer = try #require(fewer.heading)
+        print("rest mean: heading \(before.magneticHeadingDegrees)° → \(after.magneticHeadingDegrees)° (4 readings: \(afterFewer.magneticHeadingDegrees)°; rests at 42°), tilt \(before.tiltDegrees)° → \(after.tiltDegrees)° (3°), sigma \(before.sigmaDegrees)° → \(after.sigmaDegrees)°")
+        #expect(abs(Angle.turn(from: 40, to: before.magneticHeadingDegrees)) < 0.1)
+        let moved = Angle.turn(from: 40, to: after.magneticHeadingDegrees)
+        #expect(moved > 0.3 && moved < 2, "moved \(moved)° toward 42°")
+        #expect(Angle.turn(from: 40, to: afterFewer.magneticHeadingDegrees) < moved)
+        #expect(abs(after.tiltDegrees - 3) < 0.1)
+    }
+
+    @Test func aFlaggedUnlikeOrFarTurnedMeanLeavesTheYaw() throws {
+        let (start, resting) = Self.restingFilter()
+        // Flagged by the caller (the calibrator's interference detector).
+        var f = start
+        let taken2 = f.addRestMeanField(resting.field, samples: 64, acceleration: resting.acceleration, disturbed: true)
+        #expect(!taken2)
+        // A magnet: 30 % stronger than the reference.
+        f = start
+        let taken3 = f.addRestMeanField(resting.field * 1.3, samples: 64, acceleration: resting.acceleration, disturbed: false)
+        #expect(!taken3)
+        // Turned 40°, strength and dip kept: beyond the innovation gate.
+        f = start
+        let turned = StillPhone(heading: 80, pitch: 3)
+        let taken4 = f.addRestMeanField(turned.field, samples: 64, acceleration: turned.acceleration, disturbed: false)
+        #expect(!taken4)
+        let h = try #require(f.heading)
+        #expect(abs(Angle.turn(from: 40, to: h.magneticHeadingDegrees)) < 0.1, "the yaw stays: \(h.magneticHeadingDegrees)°")
+        // One sample is not a mean; nor is a filter that holds the field off.
+        f = start
+        let taken5 = f.addRestMeanField(resting.field, samples: 1, acceleration: resting.acceleration, disturbed: false)
+        #expect(!taken5)
+    }
+}

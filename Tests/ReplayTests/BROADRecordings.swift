@@ -92,6 +92,11 @@ struct BROADRecording {
         var fitsContradicted = 0
         /// The hard iron of the fit in use at the end, µT (nil without a fit).
         var finalHardIronMicrotesla: Vector3?
+        /// BROAD's heading error over the instants it marks still (not its metric, which scores
+        /// the motion phases only; a phone lying still is most of a compass's use), degrees RMS,
+        /// and how many such instants had a truth and an estimate.
+        var restHeadingRMSE = Double.nan
+        var restInstants = 0
 
         var description: String {
             String(format: "heading RMSE %.2f°, inclination RMSE %.2f° (%d of %d motion instants); HeadingError: %.0f %% within 1×, %.1f %% within 3×, %d confidently wrong (worst %.1f°)",
@@ -110,7 +115,7 @@ struct BROADRecording {
                                   gyroscopeOutputHertz: try log.gyroscopeOutputHertz(), restSampleRateHertz: restSampleRateHertz)
         if let storedFit { replay.restoreCalibration(storedFit) }
         var score = Score()
-        var headingSquares = 0.0, inclinationSquares = 0.0
+        var headingSquares = 0.0, inclinationSquares = 0.0, restSquares = 0.0
         var honest = 0, one = 0, three = 0
         for instant in log.instants {
             let o = replay.apply(timeSeconds: instant.timeSeconds, acceleration: instant.acceleration,
@@ -126,6 +131,11 @@ struct BROADRecording {
                              c.state.calibrationState.rawValue, c.calibrator.calibrationGeneration, f.yawReseedCount, f.seedCount,
                              f.attitudeRecoveryCount, Angle.degrees(f.gyroscopeBiasRadiansPerSecond.x), Angle.degrees(f.gyroscopeBiasRadiansPerSecond.y),
                              Angle.degrees(f.gyroscopeBiasRadiansPerSecond.z), instant.magneticField?.length ?? .nan, c.calibrator.magneticInterference ? 1 : 0, c.calibrator.correctionTrusted ? 1 : 0, f.stillBiasMeasurementCount, f.lowPassedGravityUpdateCount, c.calibrator.fit.map { "\($0.hardIronOffsetMicrotesla) r \($0.fieldMicrotesla) res \($0.residualRMSMicrotesla) \($0.kind)" } ?? "-"))
+            }
+            if instant.timeSeconds >= scoringFrom, let truth = truth[instant.timeText], !truth.moving,
+               let q = truth.attitude, let estimate = o.attitudeENU {
+                let e = Self.errors(estimate: estimate, truth: q).heading
+                if e.isFinite { score.restInstants += 1; restSquares += e * e }
             }
             guard instant.timeSeconds >= scoringFrom, let truth = truth[instant.timeText], truth.moving,
                   let q = truth.attitude else { continue }
@@ -147,6 +157,7 @@ struct BROADRecording {
                 }
             }
         }
+        if score.restInstants > 0 { score.restHeadingRMSE = (restSquares / Double(score.restInstants)).squareRoot() }
         if score.scored > 0 {
             score.headingRMSE = (headingSquares / Double(score.scored)).squareRoot()
             score.inclinationRMSE = (inclinationSquares / Double(score.scored)).squareRoot()

@@ -205,6 +205,20 @@ def render(args, info, trials, rates, results, sim) -> str:
                  f"{fmt(m('vqf', 'disturbed', 'heading_rmse_deg'))} | {fmt(m('vqf', 'all_trials', 'inclination_rmse_deg'))} | "
                  f"{q[0]} | {q[1]} | {q[2]} |")
     L.append("")
+    L.append("Over the rests (not BROAD's metric, which scores the motion phases only; a phone lying still is most of a "
+             "compass's use): RMSE of the published axis's heading against the truth's over the instants BROAD marks "
+             "still (`axis_heading_rmse_rest_deg` of `evaluate.py`), mean over the trials, degrees:")
+    L.append("")
+    L.append("| rate | VQF undisturbed | VQF disturbed | qiblad undisturbed | qiblad disturbed |")
+    L.append("|---|---:|---:|---:|---:|")
+    for n in rates:
+        res = results[n]
+
+        def r(est, group):
+            return fmt(mean(res[t].get(est, {}).get("axis_heading_rmse_rest_deg") for t in group_members(info, group, trials)))
+        L.append(f"| {rate_label(n)} | {r('vqf', 'undisturbed')} | {r('vqf', 'disturbed')} | "
+                 f"{r('qiblad', 'undisturbed')} | {r('qiblad', 'disturbed')} |")
+    L.append("")
     for n in rates:
         res = results[n]
         ran = any("qiblad" in res[t] and not res[t]["qiblad"].get("error") for t in trials)

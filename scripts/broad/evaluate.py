@@ -136,6 +136,12 @@ def evaluate(truth_path: Path, estimate_path: Path, axis: str = "auto", heading_
     out["axis_near_vertical_skipped"] = int(near_vertical.sum())
     m = usable & moving
     out["axis_heading_rmse_motion_deg"] = float(np.sqrt(np.mean(d[m] ** 2))) if m.any() else float("nan")
+    # The same over the instants BROAD marks still (MOVING = 0) where both have a heading: BROAD's
+    # metric leaves them out, but a phone lying still is most of a compass's use. Not the
+    # error quaternion's heading: the published axis's, the one a user reads.
+    rest = usable & ~moving
+    out["axis_heading_rest_instants"] = int(rest.sum())
+    out["axis_heading_rmse_rest_deg"] = float(np.sqrt(np.mean(d[rest] ** 2))) if rest.any() else float("nan")
 
     # Whether MAGNETIC_HEADING is the heading of the axis evaluated: compare with the estimate's own Q.
     both = usable & est_ok

@@ -1318,6 +1318,80 @@ public struct AttitudeFilter: Sendable {
         return nil
     }
 
+    /// A rest's mean field (µT, device frame, the calibration applied): the mean of `samples`
+    /// readings taken while the phone rested, handed over by the rest policy (`RestDetector`)
+    /// while the gyroscope is not read, with the same stretch's mean `acceleration` (m/s²). The
+    /// running update (``addMagneticField(_:time:expected:disturbed:correctionSigmaDegrees:comparesField:learnsBias:learnsLag:)``)
+    /// waits for the gyroscope, so without this the attitude kept over a rest was the one the
+    /// motion left: its yaw still on its way to the field when the phone was put down (BROAD
+    /// trial 21 at 154–188 s: 2.2° off for 33 s, where the rest's own field said 0.0°), its
+    /// vertical the motion's. Here the kept attitude is first levelled to the mean acceleration
+    /// (when |a| is within ``Configuration/stillAccelerationMetresPerSecondSquared`` of g; the yaw
+    /// kept, the tilt as uncertain as that mean and the accelerometer's bias), then the yaw alone
+    /// is updated with the field as one measurement whose noise is a sample's over the count, plus
+    /// what averaging does not reduce: the correction's sigma and the mean's own inconsistency
+    /// with the reference's strength and dip (the running update's slow part). Taken only by a
+    /// seeded state whose field is tracked (not held or being taken back), from a mean the caller
+    /// does not flag (`disturbed`), within the reference's strength and dip tolerances and the
+    /// innovation gate; otherwise the yaw stays as it was. The bias is not taught (the rest's
+    /// still windows do that). BROAD at 48 Hz (`scripts/broad/benchmark.py`, the rests' table):
+    /// heading over the still instants 1.36° → 1.31° undisturbed, 1.66° → 1.50° disturbed (VQF
+    /// 0.90°, 1.59°); the motion phases 1.78 / 2.52 / 1.28 → 1.78 / 2.50 / 1.28. Returns whether
+    /// the field was taken.
+    @discardableResult
+    public mutating func addRestMeanField(_ m: Vector3, samples: Int, acceleration: Vector3? = nil, disturbed: Bool,
+                                          correctionSigmaDegrees: Double = 0) -> Bool {
+        guard isSeeded, magneticState == .tracking, !disturbed, samples > 1, m.isFinite else { return false }
+        // The kept vertical is the one the motion left; the rest's mean acceleration (the same
+        // stretch's) is a better one, and the field is read through it: levelled to it, the yaw
+        // kept, the tilt as uncertain as that mean and the accelerometer's bias.
+        var levelled = false
+        if let a = acceleration, a.isFinite,
+           abs(a.length - TiltCompensation.standardGravity) <= configuration.stillAccelerationMetresPerSecondSquared,
+           let direction = a.normalized {
+            level(toWorldUp: attitude.rotate(direction))
+            let g = TiltCompensation.standardGravity
+            let sa = configuration.accelerometerNoiseMetresPerSecondSquared / g
+            let ba = configuration.accelerometerBiasMetresPerSecondSquared / g
+            let tilt = sa * sa / Double(samples) + ba * ba
+            ptt = Matrix3(tilt, 0, 0, 0, tilt, 0, 0, 0, ptt.row2.z)
+            ptb = Matrix3(rows: .zero, .zero, ptb.row2)
+            levelled = true
+        }
+        let strength = m.length
+        let world = attitude.rotate(m)
+        let horizontal = hypot(world.x, world.y)
+        guard strength >= TiltCompensation.minimumFieldMicrotesla, horizontal > TiltCompensation.minimumFieldMicrotesla,
+              let referenceField = learnedField, let referenceInclination = learnedInclination else { return false }
+        let inclination = Angle.degrees(atan2(world.z, horizontal))
+        guard abs(strength - referenceField) <= configuration.disturbanceFieldFraction * referenceField,
+              abs(inclination - referenceInclination) <= configuration.disturbanceInclinationDegrees else { return false }
+        let innovation = -atan2(world.y, world.x)
+        let sm = configuration.magnetometerNoiseMicrotesla / horizontal
+        let leak = configuration.correlatedTiltErrorRadians * world.z / horizontal
+        let correction = Angle.radians(correctionSigmaDegrees.isFinite ? max(0, correctionSigmaDegrees) : 0)
+        // The field's inconsistency with the reference, the regular update's slow part, measured
+        // on the mean itself: the running one is the motion's, whose dip was read through a
+        // vertical a fast hand pushed; at rest the vertical is the still accelerometer's.
+        let strengthPart = (strength - referenceField) * (strength - referenceField)
+        let dipPart = 2 * strength * referenceField * (1 - cos(Angle.radians(inclination - referenceInclination)))
+        let sinI = sin(Angle.radians(referenceInclination))
+        let floor = 2 * configuration.magnetometerNoiseMicrotesla * configuration.magnetometerNoiseMicrotesla / Double(samples)
+        let slowSquare = configuration.magneticDisturbanceNoiseWeight * max(0, strengthPart + dipPart * sinI * sinI - floor)
+            / (horizontal * horizontal)
+        // Levelled, the tilt's error is the covariance's (through the row); else the kept tilt's
+        // correlated error, as in the running update.
+        let noise = sm * sm / Double(samples) + (levelled ? 0 : leak * leak) + correction * correction + slowSquare
+        let row = Vector3(-world.z / horizontal, 0, 1)
+        let s = row.dot(ptt * row) + noise
+        let gate = configuration.innovationGateSigmas
+        guard innovation.isFinite, innovation * innovation <= gate * gate * s else { return false }
+        update(innovation: innovation, attitudeRow: row, noise: noise, tilt: false, yaw: true, bias: false)
+        latestField = m
+        updateAxis()
+        return true
+    }
+
     /// Follows what is left of the yaw's disagreement with the field from the take-back after a
     /// hold (`residual`, |(1 − K)·ν| of this update, radians) until it is within the sample's own
     /// noise (`ordinaryNoise`, rad², without the recovery's inflation) once the recovery is over;
