@@ -173,7 +173,8 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   rested, or a nudge the rest handed over: nothing at the wake tells which). When the field is
 ///   held off within ``Configuration/wakeRollbackSeconds`` of such a wake while the phone has not
 ///   turned, what the wake's samples taught the yaw is undone (a magnet ending the rest turns the
-///   field before it changes its strength).
+///   field before it changes its strength). During the gap the rest's means may level the kept
+///   attitude and turn its yaw (``addRestMeanField(_:samples:acceleration:disturbed:correctionSigmaDegrees:)``).
 /// - **A new correction** (a calibration accepted, refitted or restored): while the field is
 ///   tracked the yaw turns by what the two corrections make of the same sample; while it is held
 ///   off, the yaw (the gyroscope's since the hold began) is kept and widened by the new
@@ -1356,6 +1357,7 @@ public struct AttitudeFilter: Sendable {
             let tilt = sa * sa / Double(samples) + ba * ba
             ptt = Matrix3(tilt, 0, 0, 0, tilt, 0, 0, 0, ptt.row2.z)
             ptb = Matrix3(rows: .zero, .zero, ptb.row2)
+            keepYawShares()
             levelled = true
         }
         let strength = m.length
