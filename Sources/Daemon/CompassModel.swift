@@ -93,11 +93,14 @@ public struct CompassModel: Sendable {
         /// that has no estimate and is not trusted (a raw field not yet seen to match the Earth's;
         /// hard iron of tens of µT turns it by anything), degrees (default 30).
         public var untrustedCorrectionSigmaDegrees = 30.0
-        /// A rest's mean field of at least this many readings turns the attitude filter's kept yaw
-        /// (`AttitudeFilter.addRestMeanField`; default 8: a rest's first period and the settled
-        /// means after a drift, not a drift's own reference, about four rest reads of a pose that
-        /// may be on its way — BROAD trial 09 at 71.40 s, a hand's first push before the motion
-        /// counted: 2.4° turned; 0 turns it off.)
+        /// The first of a rest's means (since the gyroscope was last read) of at least this many
+        /// readings levels the attitude filter's kept attitude and turns its yaw
+        /// (`AttitudeFilter.addRestMeanField`; default 8, so not a drift's own reference, about
+        /// four rest reads of a pose that may be on its way — BROAD trial 09 at 71.40 s, a hand's
+        /// first push before the motion counted, turned the yaw 2.4°; 0 turns it off). Only the
+        /// first: after it the filter's yaw is known to a fraction of a degree and has no room for
+        /// a nudge it did not see (a 5° nudge at rest was left 4.75° short, `RestNudgeTests`), so
+        /// a nudge's drift and settled mean are published from the field as before.
         public var restMeanMinimumSamples = 8
         /// While a provisional fit's heading uncertainty is above this (degrees, one sigma), the
         /// attitude filter does not compare the field's strength and dip with its reference
@@ -171,6 +174,8 @@ public struct CompassModel: Sendable {
     /// and its time, seconds.
     private var latestAccelerationIsMean = false
     private var latestAccelerationTime = -Double.infinity
+    /// A rest's mean has turned the attitude filter's kept yaw since the gyroscope was last read.
+    private var restMeanTakenSinceGyroscope = false
     /// An accelerometer sample this close to a field sample was read in the same period (the
     /// sampler reads the accelerometer, then the magnetometer), seconds.
     private static let samePeriodSeconds = 0.1
@@ -283,6 +288,7 @@ public struct CompassModel: Sendable {
             (latestAcceleration, latestAccelerationIsMean, latestAccelerationTime) = (vector, samples > 1, time)
             attitudeFilter.addAcceleration(vector, time: time)
         case .angularVelocity(let vector, let time):
+            restMeanTakenSinceGyroscope = false
             attitudeFilter.addAngularVelocity(vector, time: time)
             if attitudeFilter.isTracking(at: time) {
                 publishFused(at: time, expectedField: expectedField)
@@ -345,15 +351,16 @@ public struct CompassModel: Sendable {
         // learned through a trusted correction or a raw field that matches the Earth's so far,
         // not through one whose errors turn with the phone (a provisional fit, a raw field that
         // does not match).
-        // A rest's mean (the gyroscope is not read) turns the kept yaw as one measurement of
-        // its own noise (`AttitudeFilter.addRestMeanField`); anything else, and a mean that
-        // update declines, goes to the filter's running update as before.
+        // A rest's first mean (the gyroscope is not read) levels the kept attitude and turns its
+        // yaw as one measurement of its own noise (`AttitudeFilter.addRestMeanField`); anything
+        // else, and a mean that update declines, goes to the filter's running update as before.
         let restMeanTaken = configuration.restMeanMinimumSamples > 1 && meanOfSamples >= configuration.restMeanMinimumSamples
-            && attitudeFilter.isSeeded
+            && attitudeFilter.isSeeded && !restMeanTakenSinceGyroscope
             && attitudeFilter.addRestMeanField(pipeline.calibration.apply(vector), samples: meanOfSamples,
                                                acceleration: latestAccelerationIsMean ? latestAcceleration : nil,
                                                disturbed: calibrator.magneticInterference,
                                                correctionSigmaDegrees: correctionSigma.applied)
+        if restMeanTaken { restMeanTakenSinceGyroscope = true }
         if !restMeanTaken {
             attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
                                         disturbed: calibrator.magneticInterference,

@@ -145,13 +145,13 @@ extension BROADRecording {
     }
 }
 
-/// A rest's means level the attitude filter's kept attitude and turn its yaw
+/// A rest's first mean levels the attitude filter's kept attitude and turns its yaw
 /// (`AttitudeFilter.addRestMeanField`): the attitude a motion left, its yaw still on its way to
 /// the field when the phone was put down, is no longer kept for the whole rest. The four fixtures'
 /// heading over their still instants against the same replays with the rest's means kept from the
 /// filter (`CompassModel.Configuration.restMeanMinimumSamples` 0, as before): better over the
-/// four, no fixture worse by more than 0.1° (one trial's rests go either way by a few hundredths:
-/// 09 0.77° → 0.80°, 21 1.47° → 1.51°; BENCHMARKS.md), and the motion phases not worse
+/// four, no fixture worse by more than 0.1° (a trial's rests may go either way by a few hundredths:
+/// 09 0.77° → 0.80°; BENCHMARKS.md), and the motion phases not worse
 /// by more than that either.
 @Suite struct BROADRestTests {
     @Test func aRestsMeansTurnTheKeptYaw() throws {

@@ -173,8 +173,9 @@ public struct ExpectedMagneticField: Sendable, Equatable {
 ///   rested, or a nudge the rest handed over: nothing at the wake tells which). When the field is
 ///   held off within ``Configuration/wakeRollbackSeconds`` of such a wake while the phone has not
 ///   turned, what the wake's samples taught the yaw is undone (a magnet ending the rest turns the
-///   field before it changes its strength). During the gap the rest's means may level the kept
-///   attitude and turn its yaw (``addRestMeanField(_:samples:acceleration:disturbed:correctionSigmaDegrees:)``).
+///   field before it changes its strength). During the gap a rest's mean may level the kept
+///   attitude and turn its yaw (``addRestMeanField(_:samples:acceleration:disturbed:correctionSigmaDegrees:)``;
+///   the daemon gives it the first of each rest's).
 /// - **A new correction** (a calibration accepted, refitted or restored): while the field is
 ///   tracked the yaw turns by what the two corrections make of the same sample; while it is held
 ///   off, the yaw (the gyroscope's since the hold began) is kept and widened by the new
@@ -1335,10 +1336,11 @@ public struct AttitudeFilter: Sendable {
     /// seeded state whose field is tracked (not held or being taken back), from a mean the caller
     /// does not flag (`disturbed`), within the reference's strength and dip tolerances and the
     /// innovation gate; otherwise the yaw stays as it was. The bias is not taught (the rest's
-    /// still windows do that). BROAD at 48 Hz (`scripts/broad/benchmark.py`, the rests' table):
-    /// heading over the still instants 1.36° → 1.31° undisturbed, 1.66° → 1.50° disturbed (VQF
-    /// 0.90°, 1.59°); the motion phases 1.78 / 2.52 / 1.28 → 1.78 / 2.50 / 1.28. Returns whether
-    /// the field was taken.
+    /// still windows do that), and no turn it did not see is allowed for: the daemon gives it
+    /// only the first of a rest's means (`CompassModel.Configuration.restMeanMinimumSamples`).
+    /// BROAD at 48 Hz (`scripts/broad/benchmark.py`, the rests' table): heading over the still
+    /// instants 1.36° → 1.32° undisturbed, 1.66° → 1.50° disturbed (VQF 0.90°, 1.59°); the motion
+    /// phases 1.78 / 2.52 / 1.28 → 1.78 / 2.50 / 1.28. Returns whether the field was taken.
     @discardableResult
     public mutating func addRestMeanField(_ m: Vector3, samples: Int, acceleration: Vector3? = nil, disturbed: Bool,
                                           correctionSigmaDegrees: Double = 0) -> Bool {
