@@ -360,8 +360,9 @@ public struct CompassModel: Sendable {
                                                acceleration: latestAccelerationIsMean ? latestAcceleration : nil,
                                                disturbed: calibrator.magneticInterference,
                                                correctionSigmaDegrees: correctionSigma.applied)
-        if restMeanTaken { restMeanTakenSinceGyroscope = true }
-        if !restMeanTaken {
+        if restMeanTaken {
+            restMeanTakenSinceGyroscope = true
+        } else {
             attitudeFilter.addMagneticField(pipeline.calibration.apply(vector), time: time, expected: nil,
                                         disturbed: calibrator.magneticInterference,
                                         correctionSigmaDegrees: correctionSigma.applied,
