@@ -1377,12 +1377,10 @@ public struct AttitudeFilter: Sendable {
         // The field's inconsistency with the reference, the regular update's slow part, measured
         // on the mean itself: the running one is the motion's, whose dip was read through a
         // vertical a fast hand pushed; at rest the vertical is the still accelerometer's.
-        let strengthPart = (strength - referenceField) * (strength - referenceField)
-        let dipPart = 2 * strength * referenceField * (1 - cos(Angle.radians(inclination - referenceInclination)))
-        let sinI = sin(Angle.radians(referenceInclination))
+        let d2 = Self.fieldInconsistencySquare(strength: strength, inclinationDegrees: inclination, referenceField: referenceField,
+                                               referenceInclinationDegrees: referenceInclination)
         let floor = 2 * configuration.magnetometerNoiseMicrotesla * configuration.magnetometerNoiseMicrotesla / Double(samples)
-        let slowSquare = configuration.magneticDisturbanceNoiseWeight * max(0, strengthPart + dipPart * sinI * sinI - floor)
-            / (horizontal * horizontal)
+        let slowSquare = configuration.magneticDisturbanceNoiseWeight * max(0, d2 - floor) / (horizontal * horizontal)
         // Levelled, the tilt's error is the covariance's (through the row); else the kept tilt's
         // correlated error, as in the running update.
         let noise = sm * sm / Double(samples) + (levelled ? 0 : leak * leak) + correction * correction + slowSquare
@@ -1425,19 +1423,26 @@ public struct AttitudeFilter: Sendable {
     /// of µT would slow the take-back after it for seconds).
     private mutating func measureFieldInconsistency(strength: Double, inclinationDegrees: Double, referenceField: Double,
                                                     referenceInclinationDegrees: Double, time: Double) {
-        // The strength's part, and the dip's weighted by sin²I: a dip measured through a vertical
-        // that is off by δ is off by δ, and that tilt turns the yaw by δ·tan I, so at a low dip
-        // (a walk on the equator) the dip's changes say little about the yaw's error.
-        let strengthPart = (strength - referenceField) * (strength - referenceField)
-        let dipPart = 2 * strength * referenceField * (1 - cos(Angle.radians(inclinationDegrees - referenceInclinationDegrees)))
-        let sinI = sin(Angle.radians(referenceInclinationDegrees))
-        let d2 = strengthPart + dipPart * sinI * sinI
+        let d2 = Self.fieldInconsistencySquare(strength: strength, inclinationDegrees: inclinationDegrees, referenceField: referenceField,
+                                               referenceInclinationDegrees: referenceInclinationDegrees)
         guard d2.isFinite else { return }
         let weight = fieldInconsistencyTime.map {
             1 - exp(-max(0, time - $0) / max(1e-3, configuration.magneticDisturbanceCorrelationSeconds))
         } ?? 1
         fieldInconsistencySquare += weight * (max(0, d2) - fieldInconsistencySquare)
         fieldInconsistencyTime = time
+    }
+
+    /// A field's inconsistency with the reference, µT²: the strength's part (F − F₀)², and the
+    /// dip's, 2·F·F₀·(1 − cos ΔI), weighted by sin²I: a dip measured through a vertical that is
+    /// off by δ is off by δ, and that tilt turns the yaw by δ·tan I, so at a low dip (a walk on the
+    /// equator) the dip's changes say little about the yaw's error.
+    private static func fieldInconsistencySquare(strength: Double, inclinationDegrees: Double, referenceField: Double,
+                                                 referenceInclinationDegrees: Double) -> Double {
+        let strengthPart = (strength - referenceField) * (strength - referenceField)
+        let dipPart = 2 * strength * referenceField * (1 - cos(Angle.radians(inclinationDegrees - referenceInclinationDegrees)))
+        let sinI = sin(Angle.radians(referenceInclinationDegrees))
+        return strengthPart + dipPart * sinI * sinI
     }
 
     /// τ/Δt for a magnetometer update `interval` (Δt) seconds after the last one (1 when Δt ≥ τ,

@@ -174,12 +174,14 @@ public struct RestDetector: Sendable, Equatable {
     private var settledAcceleration = RunningMean(), settledField = RunningMean()
     /// A drift was handed over at rest; the settled mean follows when it has enough samples.
     private var settleDue = false
-    /// What had been handed over before the first of a rest's drifts since the last settled hand-over
-    /// (each value with the count it is the mean of): the settled means are compared with it.
-    private var beforeDrift: HeldMeans?
-    private struct HeldMeans: Sendable, Equatable {
-        var acceleration: Vector3?, accelerationCount: Int
-        var field: Vector3?, fieldCount: Int
+    /// What had been handed over before the first of a rest's drifts since the last settled
+    /// hand-over (`driftPending`): the settled means are compared with it.
+    private var accelerationBeforeDrift: HeldMean?, fieldBeforeDrift: HeldMean?
+    private var driftPending = false
+    /// A mean handed over and how many samples it is of.
+    private struct HeldMean: Sendable, Equatable {
+        var value: Vector3
+        var count: Int
     }
     /// The current rest's first resting period has been handed over.
     private var restAnnounced = false
@@ -350,13 +352,14 @@ public struct RestDetector: Sendable, Equatable {
             handOver(acceleration: settledAcceleration.mean.map { ($0, settledAcceleration.count) }, field: settledField.mean.map { ($0, settledField.count) })
             return true
         }
-        if !isResting { restAnnounced = false; beforeDrift = nil }
+        if !isResting { restAnnounced = false; driftPending = false }
         if !isResting || drifted(referenceAcceleration, from: handedOverAcceleration, by: configuration.accelerationDriftMetresPerSecondSquared,
                                  sigma: accelerationSigma)
             || drifted(referenceField, from: handedOverField, by: configuration.fieldDriftMicrotesla, sigma: fieldSigma) {
-            if isResting, beforeDrift == nil {
-                beforeDrift = HeldMeans(acceleration: handedOverAcceleration, accelerationCount: handedOverAccelerationCount,
-                                        field: handedOverField, fieldCount: handedOverFieldCount)
+            if isResting, !driftPending {
+                driftPending = true
+                accelerationBeforeDrift = handedOverAcceleration.map { HeldMean(value: $0, count: handedOverAccelerationCount) }
+                fieldBeforeDrift = handedOverField.map { HeldMean(value: $0, count: handedOverFieldCount) }
             }
             handOver(acceleration: referenceAcceleration.map { ($0, Self.equivalentCount(count: accelerationCount, weight: accelerationWeight)) },
                      field: referenceField.map { ($0, Self.equivalentCount(count: fieldCount, weight: fieldWeight)) },
@@ -381,20 +384,18 @@ public struct RestDetector: Sendable, Equatable {
             // 4 s, then the settled mean 1.3° off for 16 s; that mean was 0.43 µT, 2σ, from the
             // 64 reads before the drift). The two are then pooled, so the rest's long mean is
             // not lost to a stray reference.
-            let before = beforeDrift
-            beforeDrift = nil
-            func settledOrPooled(_ settled: (Vector3, Int)?, _ before: (Vector3, Int)?, noise: NoiseEstimate) -> (Vector3, Int)? {
-                guard let settled, let before else { return settled }
-                let distance = (settled.0 - before.0).length
-                guard distance <= configuration.poolingSigmas * noise.differenceSigma(settled.1, before.1) else { return settled }
-                let count = settled.1 + before.1
-                return (before.0 + (settled.0 - before.0) * (Double(settled.1) / Double(count)), min(count, RunningMean.limit))
+            let pending = driftPending
+            driftPending = false
+            func settledOrPooled(_ settled: RunningMean, _ before: HeldMean?, noise: NoiseEstimate) -> (Vector3, Int)? {
+                guard let mean = settled.mean else { return nil }
+                guard pending, let before,
+                      (mean - before.value).length <= configuration.poolingSigmas * noise.differenceSigma(settled.count, before.count)
+                else { return (mean, settled.count) }
+                let count = settled.count + before.count
+                return (before.value + (mean - before.value) * (Double(settled.count) / Double(count)), min(count, RunningMean.limit))
             }
-            let acceleration = settledAcceleration.mean.map { ($0, settledAcceleration.count) }
-            let field = settledField.mean.map { ($0, settledField.count) }
-            handOver(acceleration: settledOrPooled(acceleration, before.flatMap { b in b.acceleration.map { ($0, b.accelerationCount) } },
-                                                   noise: accelerationNoise),
-                     field: settledOrPooled(field, before.flatMap { b in b.field.map { ($0, b.fieldCount) } }, noise: fieldNoise))
+            handOver(acceleration: settledOrPooled(settledAcceleration, accelerationBeforeDrift, noise: accelerationNoise),
+                     field: settledOrPooled(settledField, fieldBeforeDrift, noise: fieldNoise))
             return true
         }
         return false
